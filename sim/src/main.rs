@@ -1,0 +1,2 @@
+//! kubewasm-sim: a simulated Kubernetes API server.
+fn main() {}

@@ -1,0 +1,1 @@
+//! The wasm-bindgen surface exported to TypeScript.

@@ -1,0 +1,436 @@
+use std::any::Any;
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::rc::Rc;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use super::Error;
+
+/// One Kubernetes object as the client holds it: the raw JSON exactly as the
+/// server sent it, plus the metadata the cache needs, parsed once.
+///
+/// Why not a `serde_json::Value`: turning every event into a tree (and later
+/// into a JS object) is the expensive step of a watch; the cache only needs the
+/// key, resourceVersion, labels and owner references. Full decoding happens on
+/// demand with [`decode`](KubeObject::decode).
+///
+/// Cloning is a reference-count bump and objects are immutable, so handing a
+/// cached object to a handler can never mutate the cache.
+#[derive(Clone)]
+pub struct KubeObject(Rc<Inner>);
+
+struct Inner {
+    raw: Box<[u8]>,
+    api_version: Box<str>,
+    kind: Box<str>,
+    meta: ObjectMeta,
+    attachment: OnceCell<Rc<dyn Any>>,
+}
+
+/// The parsed part of `metadata` that the cache, selectors and indexes use.
+///
+/// Annotations are not kept here (they can be large, e.g. the last-applied
+/// configuration); read them on demand with [`KubeObject::annotations`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObjectMeta {
+    name: Box<str>,
+    generate_name: Option<Box<str>>,
+    namespace: Option<Box<str>>,
+    uid: Box<str>,
+    resource_version: Box<str>,
+    generation: Option<i64>,
+    creation_timestamp: Option<Box<str>>,
+    deletion_timestamp: Option<Box<str>>,
+    labels: Labels,
+    owner_references: Box<[OwnerReference]>,
+}
+
+/// Labels as a compact sorted list (cheaper than a map for the handful of
+/// labels an object carries, and ordered for canonical output).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels(Box<[(Box<str>, Box<str>)]>);
+
+/// A reference from an object to its owner (`metadata.ownerReferences[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// The owner's `apiVersion`.
+    #[serde(default)]
+    pub api_version: String,
+    /// The owner's `kind`.
+    #[serde(default)]
+    pub kind: String,
+    /// The owner's name.
+    #[serde(default)]
+    pub name: String,
+    /// The owner's uid.
+    #[serde(default)]
+    pub uid: String,
+    /// Whether the owner is the managing controller.
+    #[serde(default)]
+    pub controller: Option<bool>,
+    /// Whether deletion of the owner is blocked until this object is gone.
+    #[serde(default)]
+    pub block_owner_deletion: Option<bool>,
+}
+
+impl Labels {
+    /// Build from any pairs; later duplicates win, the result is sorted by key.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        let map: BTreeMap<String, String> = pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        Labels(map.into_iter().map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str())).collect())
+    }
+
+    /// The value of label `key`, if present.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+            .ok()
+            .map(|i| self.0[i].1.as_ref())
+    }
+
+    /// Whether label `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Labels in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))
+    }
+
+    /// Number of labels.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no labels.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl ObjectMeta {
+    /// `metadata.name` (empty when absent).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// `metadata.generateName`.
+    pub fn generate_name(&self) -> Option<&str> {
+        self.generate_name.as_deref()
+    }
+    /// `metadata.namespace`; `None` for cluster-scoped objects (an empty string
+    /// from the server is treated as absent, as the API server does).
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+    /// `metadata.uid` (empty when absent).
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+    /// `metadata.resourceVersion` (empty when absent). Opaque: compare only for
+    /// equality, never order.
+    pub fn resource_version(&self) -> &str {
+        &self.resource_version
+    }
+    /// `metadata.generation`.
+    pub fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+    /// `metadata.creationTimestamp` as sent (RFC 3339).
+    pub fn creation_timestamp(&self) -> Option<&str> {
+        self.creation_timestamp.as_deref()
+    }
+    /// `metadata.deletionTimestamp` as sent (RFC 3339).
+    pub fn deletion_timestamp(&self) -> Option<&str> {
+        self.deletion_timestamp.as_deref()
+    }
+    /// `metadata.labels`.
+    pub fn labels(&self) -> &Labels {
+        &self.labels
+    }
+    /// `metadata.ownerReferences`.
+    pub fn owner_references(&self) -> &[OwnerReference] {
+        &self.owner_references
+    }
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default, rename = "apiVersion")]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    metadata: Option<MetaHead<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MetaHead<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    generate_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    namespace: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uid: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    resource_version: Option<Cow<'a, str>>,
+    #[serde(default)]
+    generation: Option<i64>,
+    #[serde(borrow, default)]
+    creation_timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    deletion_timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
+    #[serde(default)]
+    owner_references: Option<Vec<OwnerReference>>,
+}
+
+fn boxed(s: Option<Cow<'_, str>>) -> Box<str> {
+    s.map(|s| Box::from(s.as_ref())).unwrap_or_default()
+}
+
+fn boxed_opt(s: Option<Cow<'_, str>>) -> Option<Box<str>> {
+    s.filter(|s| !s.is_empty()).map(|s| Box::from(s.as_ref()))
+}
+
+impl KubeObject {
+    /// Parse an object from its JSON bytes, keeping the bytes (no copy).
+    ///
+    /// The input must be a JSON object; only `apiVersion`, `kind` and the
+    /// metadata fields are decoded, the rest is validated and skipped.
+    pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
+        let head: Head<'_> = match serde_json::from_slice(&raw) {
+            Ok(h) => h,
+            Err(e) => return Err(Error::decode(format!("invalid object: {e}"), &raw)),
+        };
+        let m = head.metadata;
+        let meta = match m {
+            None => ObjectMeta::default(),
+            Some(m) => ObjectMeta {
+                name: boxed(m.name),
+                generate_name: boxed_opt(m.generate_name),
+                namespace: boxed_opt(m.namespace),
+                uid: boxed(m.uid),
+                resource_version: boxed(m.resource_version),
+                generation: m.generation,
+                creation_timestamp: boxed_opt(m.creation_timestamp),
+                deletion_timestamp: boxed_opt(m.deletion_timestamp),
+                labels: Labels(
+                    m.labels
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(k, v)| (Box::from(k.as_ref()), Box::from(v.as_ref())))
+                        .collect(),
+                ),
+                owner_references: m.owner_references.unwrap_or_default().into_boxed_slice(),
+            },
+        };
+        let api_version = boxed(head.api_version);
+        let kind = boxed(head.kind);
+        Ok(KubeObject(Rc::new(Inner {
+            raw: raw.into_boxed_slice(),
+            api_version,
+            kind,
+            meta,
+            attachment: OnceCell::new(),
+        })))
+    }
+
+    /// Parse an object from borrowed JSON bytes (copies them once).
+    pub fn from_json(raw: &[u8]) -> Result<Self, Error> {
+        Self::from_json_vec(raw.to_vec())
+    }
+
+    /// Build from a `serde_json::Value` (tests, and objects created locally).
+    pub fn from_value(value: &serde_json::Value) -> Result<Self, Error> {
+        match serde_json::to_vec(value) {
+            Ok(raw) => Self::from_json_vec(raw),
+            Err(e) => Err(Error::decode(format!("unserializable value: {e}"), b"")),
+        }
+    }
+
+    /// The raw JSON bytes exactly as received.
+    pub fn raw(&self) -> &[u8] {
+        &self.0.raw
+    }
+
+    /// The raw JSON as text (the bytes were validated as JSON, hence UTF-8, on
+    /// construction; this never fails in practice and falls back to lossless
+    /// empty output rather than panicking).
+    pub fn raw_str(&self) -> &str {
+        std::str::from_utf8(&self.0.raw).unwrap_or("")
+    }
+
+    /// `apiVersion` (empty when absent).
+    pub fn api_version(&self) -> &str {
+        &self.0.api_version
+    }
+
+    /// `kind` (empty when absent).
+    pub fn kind(&self) -> &str {
+        &self.0.kind
+    }
+
+    /// The parsed metadata.
+    pub fn meta(&self) -> &ObjectMeta {
+        &self.0.meta
+    }
+
+    /// Shorthand for `meta().name()`.
+    pub fn name(&self) -> &str {
+        self.0.meta.name()
+    }
+
+    /// Shorthand for `meta().namespace()`.
+    pub fn namespace(&self) -> Option<&str> {
+        self.0.meta.namespace()
+    }
+
+    /// Shorthand for `meta().resource_version()`.
+    pub fn resource_version(&self) -> &str {
+        self.0.meta.resource_version()
+    }
+
+    /// Decode the whole object into any serde type (e.g. k8s-openapi's `Pod`).
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        serde_json::from_slice(&self.0.raw).map_err(|e| Error::decode(format!("decode: {e}"), &self.0.raw))
+    }
+
+    /// Decode into a `serde_json::Value`.
+    pub fn to_value(&self) -> Result<serde_json::Value, Error> {
+        self.decode()
+    }
+
+    /// `metadata.annotations`, parsed on demand from the raw bytes.
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        #[derive(Deserialize)]
+        struct H {
+            #[serde(default)]
+            metadata: Option<M>,
+        }
+        #[derive(Deserialize)]
+        struct M {
+            #[serde(default)]
+            annotations: Option<BTreeMap<String, String>>,
+        }
+        serde_json::from_slice::<H>(&self.0.raw)
+            .ok()
+            .and_then(|h| h.metadata)
+            .and_then(|m| m.annotations)
+            .unwrap_or_default()
+    }
+
+    /// Whether two handles point at the same cached version (identity, O(1)).
+    pub fn ptr_eq(&self, other: &KubeObject) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The per-version attachment slot, initialized on first use: the JS layer
+    /// keeps the one materialized JS object per object version here, so repeated
+    /// reads return the same JS object. Returns `None` if the slot already holds
+    /// a value of another type.
+    pub fn attachment<T: Any>(&self, init: impl FnOnce() -> T) -> Option<Rc<T>> {
+        let any = self.0.attachment.get_or_init(|| Rc::new(init()) as Rc<dyn Any>).clone();
+        any.downcast::<T>().ok()
+    }
+
+    /// Approximate heap bytes held by this object (raw JSON plus parsed
+    /// metadata), for memory reporting.
+    pub fn approx_heap_bytes(&self) -> usize {
+        let m = &self.0.meta;
+        let s = |b: &str| b.len();
+        let o = |b: &Option<Box<str>>| b.as_deref().map_or(0, str::len);
+        std::mem::size_of::<Inner>()
+            + self.0.raw.len()
+            + s(&self.0.api_version)
+            + s(&self.0.kind)
+            + s(&m.name)
+            + o(&m.generate_name)
+            + o(&m.namespace)
+            + s(&m.uid)
+            + s(&m.resource_version)
+            + o(&m.creation_timestamp)
+            + o(&m.deletion_timestamp)
+            + m.labels.iter().map(|(k, v)| k.len() + v.len() + 32).sum::<usize>()
+            + m.owner_references.len() * std::mem::size_of::<OwnerReference>()
+            + m
+                .owner_references
+                .iter()
+                .map(|r| r.api_version.len() + r.kind.len() + r.name.len() + r.uid.len())
+                .sum::<usize>()
+    }
+}
+
+impl PartialEq for KubeObject {
+    /// Objects are equal when their JSON bytes are identical.
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr_eq(other) || self.0.raw == other.0.raw
+    }
+}
+
+impl Eq for KubeObject {}
+
+impl fmt::Debug for KubeObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KubeObject")
+            .field("kind", &self.kind())
+            .field("namespace", &self.namespace())
+            .field("name", &self.name())
+            .field("resourceVersion", &self.resource_version())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_metadata_and_keeps_raw_bytes() {
+        let raw = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p\u00e9","namespace":"ns","uid":"u1","resourceVersion":"42","generation":3,"labels":{"b":"2","a":"1"},"annotations":{"x":"y"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u0","controller":true}]},"spec":{"containers":[]}}"#;
+        let o = KubeObject::from_json(raw).expect("valid");
+        assert_eq!(o.raw(), raw);
+        assert_eq!(o.kind(), "Pod");
+        assert_eq!(o.name(), "pé");
+        assert_eq!(o.namespace(), Some("ns"));
+        assert_eq!(o.resource_version(), "42");
+        assert_eq!(o.meta().generation(), Some(3));
+        let labels: Vec<_> = o.meta().labels().iter().collect();
+        assert_eq!(labels, vec![("a", "1"), ("b", "2")]);
+        assert_eq!(o.meta().owner_references()[0].controller, Some(true));
+        assert_eq!(o.annotations().get("x").map(String::as_str), Some("y"));
+        let v: serde_json::Value = o.decode().expect("decode");
+        assert_eq!(v["spec"], json!({"containers": []}));
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error_not_a_panic() {
+        for bad in [&b"not json"[..], b"[1,2]", b"{\"metadata\":5}", b"{\"metadata\":{\"name\":1}}", b"\xff\xfe", b""] {
+            match KubeObject::from_json(bad) {
+                Err(Error::Decode { .. }) => {}
+                other => panic!("expected decode error for {bad:?}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn empty_namespace_is_cluster_scoped_and_attachment_is_per_version() {
+        let o = KubeObject::from_value(&json!({"metadata": {"name": "n", "namespace": ""}})).expect("valid");
+        assert_eq!(o.namespace(), None);
+        let a = o.attachment(|| 5u32).expect("u32");
+        let b = o.clone().attachment(|| 6u32).expect("u32");
+        assert!(Rc::ptr_eq(&a, &b));
+        assert_eq!(*b, 5);
+        assert!(o.attachment(|| "other").is_none());
+    }
+}
