@@ -1,0 +1,2 @@
+//! decode benchmarks (filled in by its layer).
+fn main() {}

@@ -1,0 +1,2 @@
+//! informer benchmarks (filled in by its layer).
+fn main() {}
