@@ -1,0 +1,87 @@
+//! The rate-limited queue (client-go `util/workqueue/rate_limiting_queue.go`).
+
+use std::hash::Hash;
+use std::ops::Deref;
+use std::time::Duration;
+
+use super::delaying::DelayingQueue;
+use super::queue::QueueConfig;
+use super::rate_limiters::{default_controller_rate_limiter, SharedRateLimiter};
+use crate::rt::SharedClock;
+
+/// A [`DelayingQueue`] with a [`RateLimiter`](super::RateLimiter) deciding
+/// retry delays (RLM-07). Derefs to the delaying queue (and through it to the
+/// [`Queue`](super::Queue)). Cloning gives another handle to the same queue.
+pub struct RateLimitingQueue<T> {
+    delaying: DelayingQueue<T>,
+    limiter: SharedRateLimiter<T>,
+}
+
+impl<T> Clone for RateLimitingQueue<T> {
+    fn clone(&self) -> Self {
+        RateLimitingQueue {
+            delaying: self.delaying.clone(),
+            limiter: self.limiter.clone(),
+        }
+    }
+}
+
+impl<T> Deref for RateLimitingQueue<T> {
+    type Target = DelayingQueue<T>;
+    fn deref(&self) -> &DelayingQueue<T> {
+        &self.delaying
+    }
+}
+
+impl<T: Hash + Eq + Clone + 'static> RateLimitingQueue<T> {
+    /// An unnamed queue on `clock` using `limiter`.
+    pub fn new(clock: SharedClock, limiter: SharedRateLimiter<T>) -> Self {
+        Self::with_config(QueueConfig::new("", clock), limiter)
+    }
+
+    /// An unnamed queue with client-go's default controller limiter.
+    pub fn with_default_limiter(clock: SharedClock) -> Self {
+        let limiter = default_controller_rate_limiter(clock.clone());
+        Self::new(clock, limiter)
+    }
+
+    /// A queue built from `config` using `limiter`.
+    pub fn with_config(config: QueueConfig<T>, limiter: SharedRateLimiter<T>) -> Self {
+        RateLimitingQueue {
+            delaying: DelayingQueue::with_config(config),
+            limiter,
+        }
+    }
+
+    /// The delaying queue underneath.
+    pub fn delaying(&self) -> &DelayingQueue<T> {
+        &self.delaying
+    }
+
+    /// The limiter deciding retry delays.
+    pub fn limiter(&self) -> &SharedRateLimiter<T> {
+        &self.limiter
+    }
+
+    /// Add `item` after the delay the limiter decides; returns that delay.
+    /// Ignored (and the limiter not consulted) after shutdown.
+    pub fn add_rate_limited(&self, item: T) -> Duration {
+        if self.shutting_down() {
+            return Duration::ZERO;
+        }
+        let d = self.limiter.when(&item);
+        self.delaying.add_after(item, d);
+        d
+    }
+
+    /// Reset the limiter's history for `item`. Does not touch queue membership:
+    /// callers still call `done`.
+    pub fn forget(&self, item: &T) {
+        self.limiter.forget(item);
+    }
+
+    /// How often `item` has been requeued since it was last forgotten.
+    pub fn num_requeues(&self, item: &T) -> u32 {
+        self.limiter.num_requeues(item)
+    }
+}
