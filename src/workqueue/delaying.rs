@@ -221,9 +221,7 @@ fn fire_due<T: Hash + Eq + Clone + 'static>(
             st.armed = Some(next);
             return Some(next);
         }
-        let Some(Reverse(entry)) = st.heap.pop() else {
-            return None;
-        };
+        let Reverse(entry) = st.heap.pop()?;
         if live {
             st.pending.remove(&entry.item);
             queue.add(entry.item);
