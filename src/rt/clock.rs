@@ -77,8 +77,8 @@ mod platform {
                 let mut left = remaining;
                 loop {
                     let step = left.min(Duration::from_millis(i32::MAX as u64));
-                    let ms =
-                        step.as_millis() as u32 + u32::from(step.subsec_nanos() % 1_000_000 != 0);
+                    let ms = step.as_millis() as u32
+                        + u32::from(!step.subsec_nanos().is_multiple_of(1_000_000));
                     gloo_timers::future::TimeoutFuture::new(ms).await;
                     left = left.saturating_sub(step);
                     if left.is_zero() {
