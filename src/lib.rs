@@ -12,10 +12,10 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod rt;
-pub mod rest;
 pub mod api;
 pub mod cache;
-pub mod workqueue;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
+pub mod rest;
+pub mod rt;
+pub mod workqueue;

@@ -23,14 +23,19 @@ impl Error {
         if input.len() > MAX {
             excerpt.push('…');
         }
-        Error::Decode { message: message.into(), excerpt }
+        Error::Decode {
+            message: message.into(),
+            excerpt,
+        }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Decode { message, excerpt } => write!(f, "decode error: {message} (input: {excerpt:?})"),
+            Error::Decode { message, excerpt } => {
+                write!(f, "decode error: {message} (input: {excerpt:?})")
+            }
         }
     }
 }

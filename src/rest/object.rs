@@ -80,9 +80,18 @@ pub struct OwnerReference {
 
 impl Labels {
     /// Build from any pairs; later duplicates win, the result is sorted by key.
-    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
-        let map: BTreeMap<String, String> = pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
-        Labels(map.into_iter().map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str())).collect())
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let map: BTreeMap<String, String> = pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        Labels(
+            map.into_iter()
+                .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
+                .collect(),
+        )
     }
 
     /// The value of label `key`, if present.
@@ -302,7 +311,8 @@ impl KubeObject {
 
     /// Decode the whole object into any serde type (e.g. k8s-openapi's `Pod`).
     pub fn decode<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        serde_json::from_slice(&self.0.raw).map_err(|e| Error::decode(format!("decode: {e}"), &self.0.raw))
+        serde_json::from_slice(&self.0.raw)
+            .map_err(|e| Error::decode(format!("decode: {e}"), &self.0.raw))
     }
 
     /// Decode into a `serde_json::Value`.
@@ -339,7 +349,11 @@ impl KubeObject {
     /// reads return the same JS object. Returns `None` if the slot already holds
     /// a value of another type.
     pub fn attachment<T: Any>(&self, init: impl FnOnce() -> T) -> Option<Rc<T>> {
-        let any = self.0.attachment.get_or_init(|| Rc::new(init()) as Rc<dyn Any>).clone();
+        let any = self
+            .0
+            .attachment
+            .get_or_init(|| Rc::new(init()) as Rc<dyn Any>)
+            .clone();
         any.downcast::<T>().ok()
     }
 
@@ -360,10 +374,12 @@ impl KubeObject {
             + s(&m.resource_version)
             + o(&m.creation_timestamp)
             + o(&m.deletion_timestamp)
-            + m.labels.iter().map(|(k, v)| k.len() + v.len() + 32).sum::<usize>()
+            + m.labels
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 32)
+                .sum::<usize>()
             + m.owner_references.len() * std::mem::size_of::<OwnerReference>()
-            + m
-                .owner_references
+            + m.owner_references
                 .iter()
                 .map(|r| r.api_version.len() + r.kind.len() + r.name.len() + r.uid.len())
                 .sum::<usize>()
@@ -415,7 +431,14 @@ mod tests {
 
     #[test]
     fn bad_input_is_a_typed_error_not_a_panic() {
-        for bad in [&b"not json"[..], b"[1,2]", b"{\"metadata\":5}", b"{\"metadata\":{\"name\":1}}", b"\xff\xfe", b""] {
+        for bad in [
+            &b"not json"[..],
+            b"[1,2]",
+            b"{\"metadata\":5}",
+            b"{\"metadata\":{\"name\":1}}",
+            b"\xff\xfe",
+            b"",
+        ] {
             match KubeObject::from_json(bad) {
                 Err(Error::Decode { .. }) => {}
                 other => panic!("expected decode error for {bad:?}, got {other:?}"),
@@ -425,7 +448,8 @@ mod tests {
 
     #[test]
     fn empty_namespace_is_cluster_scoped_and_attachment_is_per_version() {
-        let o = KubeObject::from_value(&json!({"metadata": {"name": "n", "namespace": ""}})).expect("valid");
+        let o = KubeObject::from_value(&json!({"metadata": {"name": "n", "namespace": ""}}))
+            .expect("valid");
         assert_eq!(o.namespace(), None);
         let a = o.attachment(|| 5u32).expect("u32");
         let b = o.clone().attachment(|| 6u32).expect("u32");

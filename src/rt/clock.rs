@@ -77,7 +77,8 @@ mod platform {
                 let mut left = remaining;
                 loop {
                     let step = left.min(Duration::from_millis(i32::MAX as u64));
-                    let ms = step.as_millis() as u32 + u32::from(step.subsec_nanos() % 1_000_000 != 0);
+                    let ms = step.as_millis() as u32
+                        + u32::from(!step.subsec_nanos().is_multiple_of(1_000_000));
                     gloo_timers::future::TimeoutFuture::new(ms).await;
                     left = left.saturating_sub(step);
                     if left.is_zero() {
@@ -101,7 +102,9 @@ mod platform {
 
     impl RealClock {
         pub fn new() -> Self {
-            RealClock { origin: std::time::Instant::now() }
+            RealClock {
+                origin: std::time::Instant::now(),
+            }
         }
     }
 

@@ -85,19 +85,32 @@ impl FakeClock {
     /// Number of timers currently scheduled (not yet fired and not dropped).
     pub fn pending_timers(&self) -> usize {
         let inner = self.inner.borrow();
-        inner.timers.range((inner.now, u64::MAX)..).filter(|((t, _), _)| *t > inner.now).count()
+        inner
+            .timers
+            .range((inner.now, u64::MAX)..)
+            .filter(|((t, _), _)| *t > inner.now)
+            .count()
     }
 
     /// The earliest deadline among scheduled timers, if any.
     pub fn next_deadline(&self) -> Option<Instant> {
         let inner = self.inner.borrow();
-        inner.timers.keys().map(|(t, _)| *t).find(|t| *t > inner.now)
+        inner
+            .timers
+            .keys()
+            .map(|(t, _)| *t)
+            .find(|t| *t > inner.now)
     }
 
     /// The deadlines of every scheduled timer, earliest first.
     pub fn deadlines(&self) -> Vec<Instant> {
         let inner = self.inner.borrow();
-        inner.timers.keys().map(|(t, _)| *t).filter(|t| *t > inner.now).collect()
+        inner
+            .timers
+            .keys()
+            .map(|(t, _)| *t)
+            .filter(|t| *t > inner.now)
+            .collect()
     }
 }
 
@@ -121,7 +134,11 @@ impl Clock for FakeClock {
             }
             id
         };
-        Box::pin(FakeSleep { clock: Rc::downgrade(&self.inner), deadline, id })
+        Box::pin(FakeSleep {
+            clock: Rc::downgrade(&self.inner),
+            deadline,
+            id,
+        })
     }
 }
 
@@ -179,7 +196,10 @@ mod tests {
         }
         run_until_stalled();
         assert_eq!(clock.pending_timers(), 3);
-        assert_eq!(clock.next_deadline(), Some(Instant::from_origin(Duration::from_millis(10))));
+        assert_eq!(
+            clock.next_deadline(),
+            Some(Instant::from_origin(Duration::from_millis(10)))
+        );
         clock.advance(Duration::from_millis(19));
         run_until_stalled();
         assert_eq!(*order.borrow(), vec!["a"]);

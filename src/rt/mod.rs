@@ -20,9 +20,9 @@ mod rand;
 mod time;
 
 pub use clock::{real_clock, Clock, SharedClock, Sleep};
-pub use exec::{spawn_local, yield_now, TaskHandle};
 #[cfg(not(target_arch = "wasm32"))]
 pub use exec::{block_on, run_until_stalled};
+pub use exec::{spawn_local, yield_now, TaskHandle};
 pub use fake_clock::FakeClock;
 pub use notify::{Notified, Notify};
 pub use rand::{random_f64, seed_thread_rng, Rng};

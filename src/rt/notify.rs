@@ -41,7 +41,10 @@ impl Notify {
 
     /// A future that completes at the next [`notify_waiters`](Notify::notify_waiters).
     pub fn notified(&self) -> Notified {
-        Notified { inner: self.inner.clone(), generation: self.inner.borrow().generation }
+        Notified {
+            inner: self.inner.clone(),
+            generation: self.inner.borrow().generation,
+        }
     }
 }
 
@@ -88,7 +91,11 @@ mod tests {
             d2.set(d2.get() + 10);
         });
         run_until_stalled();
-        assert_eq!(done.get(), 1, "only the waiter from before the notify is released");
+        assert_eq!(
+            done.get(),
+            1,
+            "only the waiter from before the notify is released"
+        );
         n.notify_waiters();
         run_until_stalled();
         assert_eq!(done.get(), 11);

@@ -62,7 +62,10 @@ mod tests {
     #[test]
     fn arithmetic_saturates() {
         let t = Instant::from_origin(Duration::from_millis(5));
-        assert_eq!(t - Instant::from_origin(Duration::from_millis(9)), Duration::ZERO);
+        assert_eq!(
+            t - Instant::from_origin(Duration::from_millis(9)),
+            Duration::ZERO
+        );
         assert_eq!(t - Duration::from_secs(1), Instant::ZERO);
         assert_eq!((t + Duration::MAX).since_origin(), Duration::MAX);
         assert_eq!((t + Duration::from_millis(5)).as_millis_f64(), 10.0);

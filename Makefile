@@ -1,0 +1,59 @@
+# kubewasm — every entry point a user or CI needs. Each target installs what it
+# uses (scripts/deps.sh is idempotent and fast when everything is present).
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export CHROMEDRIVER ?= /usr/bin/chromedriver
+export WASM_BINDGEN_TEST_TIMEOUT ?= 120
+
+WASM_TESTS := $(patsubst tests/%.rs,%,$(filter-out tests/wasm_bench_%,$(wildcard tests/wasm_*.rs)))
+WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
+WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
+DEMO_PORT ?= 8080
+
+.PHONY: all deps test test-native test-lint test-node test-chrome test-worker build pkg demo bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker).
+test: deps test-native test-lint test-node test-chrome test-worker
+	@echo "make test: all suites passed"
+
+test-native:
+	cargo test --workspace
+
+test-lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p kubewasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+test-node:
+	$(WITH_SIM) scripts/wasm-test.sh node $(WASM_TESTS)
+
+test-chrome:
+	$(WITH_SIM) scripts/wasm-test.sh page $(WASM_TESTS)
+
+# The runtime and REST suites once more inside a dedicated Web Worker in Chromium.
+test-worker:
+	$(WITH_SIM) scripts/wasm-test.sh worker $(filter wasm_rt wasm_rest,$(WASM_TESTS))
+
+## build: the npm package (web + bundler targets) with pkg-template/ merged in.
+build pkg: deps
+	scripts/build-pkg.sh
+
+## demo: the dashboard on the embedded simulated cluster.
+demo: build
+	scripts/demo.sh $(DEMO_PORT)
+
+## bench: every benchmark; figures are printed and summarized in BENCHMARKS.md by hand.
+bench: deps
+	cargo bench -p kubewasm
+	for b in $(WASM_BENCHES); do \
+	  $(WITH_SIM) scripts/wasm-test.sh node --release --features bench $$b -- --nocapture || exit 1; \
+	done
+
+clean:
+	cargo clean
+	rm -rf pkg pkg-web pkg-bundler

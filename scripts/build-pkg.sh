@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the npm package: wasm-pack for the `web` target (direct browser use,
+# workers, Node via fetch of the .wasm) and the `bundler` target, then merges
+# pkg-template/ (package.json, README, typings, thin TS wrapper) on top.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+rm -rf pkg
+wasm-pack build --release --target web --out-dir pkg/web --out-name kubewasm . 
+wasm-pack build --release --target bundler --out-dir pkg/bundler --out-name kubewasm .
+# wasm-pack writes its own package.json/README/.gitignore per target; the
+# package's top level comes from pkg-template/.
+rm -f pkg/web/package.json pkg/bundler/package.json pkg/web/.gitignore pkg/bundler/.gitignore pkg/web/README.md pkg/bundler/README.md
+cp -R pkg-template/. pkg/
+echo "built pkg/ ($(du -sh pkg | cut -f1))"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Usage: scripts/wasm-test.sh node|page|worker [--release] [--features F] test_name...
+# Runs wasm_bindgen_test suites on one host. The runner silently skips suites
+# configured for another host, so this forces the host and fails on a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+host=$1; shift
+flags=(); tests=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --release) flags+=(--release) ;;
+    --features) flags+=(--features "$2"); shift ;;
+    --) shift; break ;;
+    *) tests+=(--test "$1") ;;
+  esac
+  shift
+done
+case "$host" in
+  node) mode=(--node) ;;
+  page) mode=(--headless --chrome); export WASM_BINDGEN_USE_BROWSER=1 ;;
+  worker) mode=(--headless --chrome); export WASM_BINDGEN_USE_DEDICATED_WORKER=1 ;;
+  *) echo "unknown host $host" >&2; exit 2 ;;
+esac
+export KUBEWASM_EXPECT_HOST=$host CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+wasm-pack test "${mode[@]}" "${flags[@]}" . "${tests[@]}" ${1:+-- "$@"} 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+if grep -q "so skipping" "$log"; then
+  echo "wasm-test: a suite was skipped instead of run on $host" >&2
+  exit 1
+fi
+exit "$status"
