@@ -15,6 +15,7 @@
 
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
+use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::Hash;
 use std::ops::Deref;
@@ -215,16 +216,23 @@ fn fire_due<T: Hash + Eq + Clone + 'static>(
     let st = &mut *guard;
     loop {
         let top = st.heap.peek()?;
-        let live = st.pending.get(&top.0.item) == Some(&(top.0.at, top.0.seq));
-        if live && top.0.at > now {
-            let next = top.0.at;
-            st.armed = Some(next);
-            return Some(next);
+        if top.0.at > now {
+            // Future entry: it decides the next deadline unless it is stale.
+            if st.pending.get(&top.0.item) == Some(&(top.0.at, top.0.seq)) {
+                let next = top.0.at;
+                st.armed = Some(next);
+                return Some(next);
+            }
+            st.heap.pop();
+            continue;
         }
         let Reverse(entry) = st.heap.pop()?;
-        if live {
-            st.pending.remove(&entry.item);
-            queue.add(entry.item);
+        // One hash look-up per due entry: fire it if it is the live one.
+        if let MapEntry::Occupied(o) = st.pending.entry(entry.item) {
+            if *o.get() == (entry.at, entry.seq) {
+                let (item, _) = o.remove_entry();
+                queue.add(item);
+            }
         }
     }
 }

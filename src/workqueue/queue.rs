@@ -107,9 +107,36 @@ struct ItemState {
     dirty: bool,
     processing: bool,
     /// First add since the last get (queue-latency metric).
-    added_at: Option<Instant>,
+    added_at: Stamp,
     /// When the current processing started (work-duration metric).
-    started_at: Option<Instant>,
+    started_at: Stamp,
+}
+
+/// An optional instant packed into 8 bytes (nanoseconds since the clock's
+/// origin; `u64::MAX` = none), keeping per-item state small for large queues.
+#[derive(Clone, Copy)]
+struct Stamp(u64);
+
+impl Stamp {
+    const NONE: Stamp = Stamp(u64::MAX);
+
+    fn from(t: Option<Instant>) -> Stamp {
+        t.map_or(Stamp::NONE, |t| {
+            Stamp(u64::try_from(t.since_origin().as_nanos()).unwrap_or(u64::MAX - 1))
+        })
+    }
+
+    fn get(self) -> Option<Instant> {
+        (self.0 != u64::MAX).then(|| Instant::from_origin(Duration::from_nanos(self.0)))
+    }
+
+    fn take(&mut self) -> Option<Instant> {
+        std::mem::replace(self, Stamp::NONE).get()
+    }
+
+    fn is_none(self) -> bool {
+        self.0 == u64::MAX
+    }
 }
 
 struct State<T> {
@@ -226,7 +253,7 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
                     // Being processed: remember to process again after done.
                     e.dirty = true;
                     if e.added_at.is_none() {
-                        e.added_at = now;
+                        e.added_at = Stamp::from(now);
                     }
                     st.metrics.adds = st.metrics.adds.saturating_add(1);
                     return;
@@ -236,8 +263,8 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
                     v.insert(ItemState {
                         dirty: true,
                         processing: false,
-                        added_at: now,
-                        started_at: None,
+                        added_at: Stamp::from(now),
+                        started_at: Stamp::NONE,
                     });
                     st.order.push(key);
                     st.metrics.adds = st.metrics.adds.saturating_add(1);
@@ -386,7 +413,7 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
         let mut longest = Duration::ZERO;
         if self.shared.timings && st.processing > 0 {
             for e in st.items.values() {
-                if let (true, Some(start)) = (e.processing, e.started_at) {
+                if let (true, Some(start)) = (e.processing, e.started_at.get()) {
                     let running = now - start;
                     unfinished = unfinished.saturating_add(running);
                     longest = longest.max(running);
@@ -478,7 +505,7 @@ fn take_next<T: Hash + Eq + Clone>(st: &mut State<T>, now: Option<Instant>) -> O
         Some(e) => {
             e.dirty = false;
             e.processing = true;
-            e.started_at = now;
+            e.started_at = Stamp::from(now);
             if let (Some(now), Some(added)) = (now, e.added_at.take()) {
                 st.metrics.queue_latency.observe(now - added);
             }
@@ -491,8 +518,8 @@ fn take_next<T: Hash + Eq + Clone>(st: &mut State<T>, now: Option<Instant>) -> O
                 ItemState {
                     dirty: false,
                     processing: true,
-                    added_at: None,
-                    started_at: now,
+                    added_at: Stamp::NONE,
+                    started_at: Stamp::from(now),
                 },
             );
         }
