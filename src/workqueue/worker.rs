@@ -12,9 +12,11 @@
 //! | `Err(e)` (a JS throw arrives as this) | `add_rate_limited`, error hook, `done` |
 //!
 //! `done` is called by a guard, so it also happens when the worker task is
-//! aborted in the middle of a reconcile. A worker yields to the event loop
-//! after every `yield_every` items so a queue whose reconciles complete
-//! synchronously cannot starve the page.
+//! aborted in the middle of a reconcile. A worker that has run for a whole
+//! time slice (default 10 ms on the queue's clock) without the queue making it
+//! wait yields to the event loop, so reconciles that complete synchronously
+//! cannot starve the page; a per-item yield would cost a macrotask (≥ 1 ms in
+//! Node) per item.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -45,8 +47,9 @@ pub type ErrorHook<T, E> = Rc<dyn Fn(&T, E)>;
 pub struct WorkerOptions<T, E> {
     /// Number of concurrent workers (at least 1 is used).
     pub workers: usize,
-    /// Yield to the event loop after this many items in a row (0 = never).
-    pub yield_every: u32,
+    /// Yield to the event loop after running this long without waiting for
+    /// work (`None` = never yield).
+    pub time_slice: Option<Duration>,
     /// Receives every reconcile error after the item was requeued.
     pub on_error: Option<ErrorHook<T, E>>,
 }
@@ -55,7 +58,7 @@ impl<T, E> Default for WorkerOptions<T, E> {
     fn default() -> Self {
         WorkerOptions {
             workers: 1,
-            yield_every: 64,
+            time_slice: Some(Duration::from_millis(10)),
             on_error: None,
         }
     }
@@ -122,7 +125,7 @@ where
             queue.clone(),
             reconcile.clone(),
             options.on_error.clone(),
-            options.yield_every,
+            options.time_slice,
             ExitGuard(shared.clone()),
         ));
         shared.tasks.borrow_mut().push(task);
@@ -190,15 +193,22 @@ async fn worker<T, E, F, Fut>(
     queue: RateLimitingQueue<T>,
     reconcile: Rc<F>,
     on_error: Option<ErrorHook<T, E>>,
-    yield_every: u32,
+    time_slice: Option<Duration>,
     _exit: ExitGuard,
 ) where
     T: Hash + Eq + Clone + 'static,
     F: Fn(T) -> Fut + 'static,
     Fut: Future<Output = Result<Reconciled, E>> + 'static,
 {
-    let mut streak = 0u32;
-    while let Some(item) = queue.get().await {
+    let clock = queue.clock().clone();
+    let mut slice_start = clock.now();
+    loop {
+        // An empty queue means `get` will wait, which yields anyway.
+        let idle = queue.is_empty();
+        let Some(item) = queue.get().await else { break };
+        if idle {
+            slice_start = clock.now();
+        }
         {
             let _done = DoneGuard {
                 queue: queue.queue(),
@@ -221,10 +231,11 @@ async fn worker<T, E, F, Fut>(
                 }
             }
         }
-        streak += 1;
-        if yield_every > 0 && streak >= yield_every {
-            streak = 0;
-            yield_now().await;
+        if let Some(slice) = time_slice {
+            if clock.now() - slice_start >= slice {
+                yield_now().await;
+                slice_start = clock.now();
+            }
         }
     }
 }

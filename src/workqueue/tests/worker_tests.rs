@@ -333,3 +333,34 @@ fn run_random_schedule(seed: u64) -> usize {
     }
     max_in_flight.get()
 }
+
+#[test]
+fn workers_yield_to_other_tasks_after_a_time_slice() {
+    let clock = FakeClock::new();
+    let q = RateLimitingQueue::with_default_limiter(clock.shared());
+    for i in 0..10u32 {
+        q.add(i);
+    }
+    let done = Rc::new(Cell::new(0u32));
+    let (d, c) = (done.clone(), clock.clone());
+    let mut options = WorkerOptions::<u32, ()>::workers(1);
+    options.time_slice = Some(ms(10));
+    let _pool = run_workers(q.clone(), options, move |_item: u32| {
+        let (d, c) = (d.clone(), c.clone());
+        async move {
+            c.advance(ms(4)); // a synchronous, CPU-bound reconcile
+            d.set(d.get() + 1);
+            Ok(Reconciled::Done)
+        }
+    });
+    let seen_by_other = Rc::new(Cell::new(None));
+    let (s, d) = (seen_by_other.clone(), done.clone());
+    spawn_local(async move { s.set(Some(d.get())) });
+    run_until_stalled();
+    assert_eq!(
+        seen_by_other.get(),
+        Some(3),
+        "the worker yielded after 12 ms of work"
+    );
+    assert_eq!(done.get(), 10);
+}
