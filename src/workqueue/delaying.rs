@@ -81,6 +81,9 @@ impl<T> Drop for DelayShared<T> {
 /// A [`Queue`] whose items can also be added with a delay. Derefs to the
 /// queue for `add`, `get`, `done`, `len` and shutdown. Cloning gives another
 /// handle to the same queue.
+///
+/// Dropping the last `DelayingQueue` handle cancels the timer and with it the
+/// pending delayed adds, even if plain [`Queue`] clones are still alive.
 pub struct DelayingQueue<T> {
     queue: Queue<T>,
     delay: Rc<DelayShared<T>>,

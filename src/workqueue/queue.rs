@@ -524,7 +524,7 @@ fn take_next<T: Hash + Eq + Clone>(st: &mut State<T>, now: Option<Instant>) -> O
             );
         }
     }
-    st.processing += 1;
+    st.processing = st.processing.saturating_add(1);
     Some(item)
 }
 
