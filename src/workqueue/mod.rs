@@ -46,7 +46,7 @@
 //! |----|-----------|-------|
 //! | WQ-01 | dedup of waiting items, FIFO order, `len` counts waiting only | `queue_tests::wq_01_len_counts_unique_waiting_items`, `wq_01_collapse_touches_waiting_item`, `wq_01_fifo_order_of_first_add` |
 //! | WQ-02 | `get` waits, hands out head, never to two consumers | `queue_tests::wq_02_basic_producers_consumers`, `wq_02_get_waits_until_add`, `wq_02_dropped_woken_get_passes_wakeup_on` |
-//! | WQ-03 | add while processing marks dirty; `done` requeues once | `queue_tests::wq_03_reinsert_after_done`, `wq_03_collapse_while_processing`, `wq_03_add_while_processing_blocks_second_consumer` |
+//! | WQ-03 | add while processing marks dirty; `done` requeues once and then releases the item | `queue_tests::wq_03_reinsert_after_done`, `wq_03_collapse_while_processing`, `wq_03_add_while_processing_blocks_second_consumer`, `wq_03_add_while_processing_many_consumers`, `wq_03_done_releases_the_item` |
 //! | WQ-04 | shutdown ignores adds, hands out queued, then `None`; dirty in-flight requeued | `queue_tests::wq_04_shutdown_hands_out_queued_then_none`, `wq_04_shutdown_releases_parked_getters`, `wq_04_no_drain_with_plain_shutdown`, `wq_04_drain_with_dirty_item` |
 //! | WQ-05 | drain waits for in-flight only; later shutdown releases it | `queue_tests::wq_05_drain_waits_for_done`, `wq_05_shutdown_releases_drain`, `wq_05_drain_ignores_untaken_items` |
 //! | WQ-06 | `shutting_down`; custom order, touch only for waiting items | `queue_tests::wq_06_shutting_down_flag`, `wq_06_custom_order_is_used`, `wq_01_collapse_touches_waiting_item`, `wq_03_collapse_while_processing` |

@@ -433,3 +433,66 @@ fn wq_06_custom_order_is_used() {
     let got: Vec<_> = std::iter::from_fn(|| q.try_get()).collect();
     assert_eq!(got, vec![9, 5, 3, 1]);
 }
+
+/// TestAddWhileProcessing: every consumer re-adds each item it gets until it
+/// has seen it twice; with plain and draining shutdown the queue ends empty.
+#[test]
+fn wq_03_add_while_processing_many_consumers() {
+    for drain in [false, true] {
+        let q: Queue<u32> = queue();
+        for i in 0..50 {
+            q.add(i);
+        }
+        let exited = Rc::new(Cell::new(0));
+        for c in 0..10u64 {
+            let (q, exited) = (q.clone(), exited.clone());
+            spawn_local(async move {
+                let mut rng = Rng::with_seed(c);
+                let mut counters = std::collections::HashMap::new();
+                while let Some(i) = q.get().await {
+                    let n = counters.entry(i).or_insert(0);
+                    *n += 1;
+                    if *n < 2 {
+                        q.add(i);
+                    }
+                    if rng.next_u64() % 2 == 0 {
+                        yield_now().await;
+                    }
+                    q.done(&i);
+                }
+                exited.set(exited.get() + 1);
+            });
+        }
+        run_until_stalled();
+        assert_eq!(exited.get(), 0, "consumers wait for more work");
+        assert_eq!(
+            (q.len(), q.processing()),
+            (0, 0),
+            "every re-add was processed"
+        );
+        if drain {
+            let q2 = q.clone();
+            spawn_local(async move { q2.shut_down_with_drain().await });
+        } else {
+            q.shut_down();
+        }
+        run_until_stalled();
+        assert_eq!(exited.get(), 10, "drain={drain}: every consumer exits");
+        assert_eq!(q.len(), 0, "drain={drain}");
+        assert_eq!(q.processing(), 0, "drain={drain}");
+    }
+}
+
+/// TestGarbageCollection: the queue keeps no reference to an item after done.
+#[test]
+fn wq_03_done_releases_the_item() {
+    let q: Queue<Rc<str>> = queue();
+    let item: Rc<str> = Rc::from("big");
+    q.add(item.clone());
+    let got = q.try_get();
+    assert_eq!(got.as_deref(), Some("big"));
+    if let Some(got) = got {
+        q.done(&got);
+    }
+    assert_eq!(Rc::strong_count(&item), 1);
+}
