@@ -455,7 +455,7 @@ fn wq_03_add_while_processing_many_consumers() {
                     if *n < 2 {
                         q.add(i);
                     }
-                    if rng.next_u64() % 2 == 0 {
+                    if rng.next_u64().is_multiple_of(2) {
                         yield_now().await;
                     }
                     q.done(&i);
