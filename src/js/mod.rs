@@ -1,1 +1,15 @@
 //! The wasm-bindgen surface exported to TypeScript.
+//!
+//! Everything here is glue: JS values in, calls into the layers below, JS
+//! values out. Option objects are read field by field (absent fields take the
+//! documented defaults, wrong types become a `KubeError` with reason
+//! `Invalid`), so a bad argument from JS can never panic the module.
+//! Typings come from `typescript_custom_section` blocks next to the code they
+//! describe, so the `.d.ts` has no `any` in the public surface.
+
+mod error;
+mod options;
+mod workqueue;
+
+pub use error::KubeErrorInit;
+pub use workqueue::{WorkQueue, WorkerPoolHandle};

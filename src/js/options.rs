@@ -1,0 +1,63 @@
+//! Reading plain JS option objects without trusting their shape.
+
+use wasm_bindgen::prelude::*;
+
+use super::error::KubeErrorInit;
+
+/// A property of an options object, `None` when the object or the property is
+/// absent, `null` or `undefined`.
+pub fn prop(obj: &JsValue, name: &str) -> Option<JsValue> {
+    if obj.is_undefined() || obj.is_null() || !obj.is_object() {
+        return None;
+    }
+    js_sys::Reflect::get(obj, &JsValue::from_str(name))
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// An optional finite, non-negative number option.
+pub fn number(obj: &JsValue, name: &str) -> Result<Option<f64>, KubeErrorInit> {
+    match prop(obj, name) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n)),
+            _ => Err(KubeErrorInit::invalid(format!(
+                "option `{name}` must be a non-negative number"
+            ))),
+        },
+    }
+}
+
+/// An optional string option.
+pub fn string(obj: &JsValue, name: &str) -> Result<Option<String>, KubeErrorInit> {
+    match prop(obj, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| KubeErrorInit::invalid(format!("option `{name}` must be a string"))),
+    }
+}
+
+/// An optional function option.
+pub fn function(obj: &JsValue, name: &str) -> Result<Option<js_sys::Function>, KubeErrorInit> {
+    match prop(obj, name) {
+        None => Ok(None),
+        Some(v) => v
+            .dyn_into::<js_sys::Function>()
+            .map(Some)
+            .map_err(|_| KubeErrorInit::invalid(format!("option `{name}` must be a function"))),
+    }
+}
+
+/// Milliseconds (a JS number) to a `Duration`, clamped to what a timer can use.
+pub fn millis(ms: f64) -> std::time::Duration {
+    // Clamp to ~31 years: finite, and far beyond any sensible delay.
+    std::time::Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 1e9))
+}
+
+/// Report an error the library cannot throw (it happened inside a callback):
+/// to `console.error`, which every host has.
+pub fn report(context: &str, err: &JsValue) {
+    web_sys::console::error_2(&JsValue::from_str(context), err);
+}

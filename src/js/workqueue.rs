@@ -1,0 +1,331 @@
+//! `WorkQueue`: the rate-limited controller queue for JS, with a worker runner
+//! around an async `reconcile(key)` function.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::options::{self, millis, report};
+use crate::rt::real_clock;
+use crate::workqueue::{
+    bucket_upper_bounds, BucketRateLimiter, DurationSummary, ItemExponentialRateLimiter,
+    MaxOfRateLimiter, QueueConfig, QueueMetrics, RateLimitingQueue, Reconciled, SharedRateLimiter,
+    WorkerOptions, WorkerPool,
+};
+
+#[wasm_bindgen(typescript_custom_section)]
+const WORKQUEUE_TS: &'static str = r#"
+/** Options for `new WorkQueue(options)`; the defaults are client-go's controller defaults. */
+export interface WorkQueueOptions {
+  /** Name shown in metrics. */
+  name?: string;
+  /** Per-item exponential backoff: first retry delay (default 5 ms). */
+  baseDelayMs?: number;
+  /** Per-item exponential backoff cap (default 1,000,000 ms = 1000 s). */
+  maxDelayMs?: number;
+  /** Overall retry rate limit, tokens per second (default 10). */
+  qps?: number;
+  /** Overall retry burst (default 100). */
+  burst?: number;
+  /** Record queue-latency and work-duration timings (default true). */
+  timings?: boolean;
+}
+
+/** A duration histogram: client-go's buckets, 10 ns … 10 s plus overflow. */
+export interface DurationSummary {
+  count: number;
+  meanMs: number;
+  minMs: number;
+  maxMs: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Per-bucket counts (not cumulative); `leMs` is the bucket's upper bound, `Infinity` for overflow. */
+  buckets: { leMs: number; count: number }[];
+}
+
+/** A snapshot of a queue's metrics. */
+export interface WorkQueueMetrics {
+  name: string;
+  /** Items waiting to be handed out. */
+  depth: number;
+  /** Items taken by a worker and not yet done. */
+  processing: number;
+  /** Items waiting for their delay to pass. */
+  delayed: number;
+  adds: number;
+  retries: number;
+  queueLatency: DurationSummary;
+  workDuration: DurationSummary;
+  unfinishedWorkMs: number;
+  longestRunningProcessorMs: number;
+}
+
+/** What a reconcile may resolve to: nothing (done), or a request to look again. */
+export type ReconcileResult = void | undefined | { requeue: true } | { requeueAfterMs: number };
+
+/** Options for `WorkQueue.runWorkers`. */
+export interface RunWorkersOptions {
+  /** Called with the key and the thrown value whenever a reconcile throws or rejects (the key has already been requeued with backoff). Defaults to `console.error`. */
+  onError?: (key: string, error: unknown) => void;
+}
+"#;
+
+/// A rate-limited work queue of string keys (client-go's
+/// `TypedRateLimitingInterface[string]`): duplicates collapse, a key is never
+/// handed to two workers at once, and a key added while being processed is
+/// processed again after `done`.
+#[wasm_bindgen]
+pub struct WorkQueue {
+    queue: RateLimitingQueue<String>,
+}
+
+#[wasm_bindgen]
+impl WorkQueue {
+    /// Create a queue. Throws `KubeError` (reason `Invalid`) on bad options.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "WorkQueueOptions")] opts: JsValue,
+    ) -> Result<WorkQueue, JsValue> {
+        let clock = real_clock();
+        let name = options::string(&opts, "name")?.unwrap_or_default();
+        let base = options::number(&opts, "baseDelayMs")?.unwrap_or(5.0);
+        let max = options::number(&opts, "maxDelayMs")?.unwrap_or(1_000_000.0);
+        let qps = options::number(&opts, "qps")?.unwrap_or(10.0);
+        let burst = options::number(&opts, "burst")?.unwrap_or(100.0);
+        let timings = options::prop(&opts, "timings")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
+        let limiter: SharedRateLimiter<String> = Rc::new(MaxOfRateLimiter::new(vec![
+            Rc::new(ItemExponentialRateLimiter::new(millis(base), millis(max))),
+            Rc::new(BucketRateLimiter::new(
+                clock.clone(),
+                qps,
+                burst.min(u32::MAX as f64) as u32,
+            )),
+        ]));
+        let config = QueueConfig::new(name, clock).timings(timings);
+        Ok(WorkQueue {
+            queue: RateLimitingQueue::with_config(config, limiter),
+        })
+    }
+
+    /// Add a key now (ignored after shutdown).
+    pub fn add(&self, key: String) {
+        self.queue.add(key);
+    }
+
+    /// Add a key once `delayMs` has passed; an earlier pending add wins.
+    #[wasm_bindgen(js_name = addAfter)]
+    pub fn add_after(&self, key: String, delay_ms: f64) {
+        let d = if delay_ms.is_finite() {
+            millis(delay_ms)
+        } else {
+            Duration::ZERO
+        };
+        self.queue.add_after(key, d);
+    }
+
+    /// Add a key after its rate-limited backoff; returns the delay in ms.
+    #[wasm_bindgen(js_name = addRateLimited)]
+    pub fn add_rate_limited(&self, key: String) -> f64 {
+        self.queue.add_rate_limited(key).as_secs_f64() * 1000.0
+    }
+
+    /// Clear a key's retry history (call after it succeeded).
+    pub fn forget(&self, key: String) {
+        self.queue.forget(&key);
+    }
+
+    /// How many times the key has been requeued with backoff since its last `forget`.
+    #[wasm_bindgen(js_name = numRequeues)]
+    pub fn num_requeues(&self, key: String) -> u32 {
+        self.queue.num_requeues(&key)
+    }
+
+    /// The next key, or `undefined` once the queue is shut down and empty.
+    /// Every key received must be passed to `done`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
+    pub fn get(&self) -> Promise {
+        let get = self.queue.get();
+        future_to_promise(async move {
+            Ok(match get.await {
+                Some(k) => JsValue::from_str(&k),
+                None => JsValue::UNDEFINED,
+            })
+        })
+    }
+
+    /// Mark a key as finished processing.
+    pub fn done(&self, key: String) {
+        self.queue.done(&key);
+    }
+
+    /// Keys waiting to be handed out.
+    #[wasm_bindgen(getter)]
+    pub fn len(&self) -> u32 {
+        self.queue.len().min(u32::MAX as usize) as u32
+    }
+
+    /// Whether no key is waiting to be handed out.
+    #[wasm_bindgen(getter, js_name = isEmpty)]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Whether `shutdown` has been called.
+    #[wasm_bindgen(getter, js_name = shuttingDown)]
+    pub fn shutting_down(&self) -> bool {
+        self.queue.shutting_down()
+    }
+
+    /// Stop accepting keys; pending `get`s resolve with `undefined` once the queue is empty.
+    pub fn shutdown(&self) {
+        self.queue.shut_down();
+    }
+
+    /// Shut down and resolve once every key already taken by a worker is done.
+    #[wasm_bindgen(js_name = shutdownWithDrain, unchecked_return_type = "Promise<void>")]
+    pub fn shutdown_with_drain(&self) -> Promise {
+        let q = self.queue.clone();
+        future_to_promise(async move {
+            q.shut_down_with_drain().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// A snapshot of the queue's metrics.
+    #[wasm_bindgen(unchecked_return_type = "WorkQueueMetrics")]
+    pub fn metrics(&self) -> JsValue {
+        metrics_to_js(&self.queue.metrics())
+    }
+
+    /// Run `n` concurrent workers: each takes a key, awaits `reconcile(key)`
+    /// and then forgets it (success), requeues it with backoff (throw/reject or
+    /// `{ requeue: true }`), or re-adds it after `requeueAfterMs`. A key is
+    /// never reconciled concurrently with itself.
+    #[wasm_bindgen(js_name = runWorkers)]
+    pub fn run_workers(
+        &self,
+        n: u32,
+        #[wasm_bindgen(
+            unchecked_param_type = "(key: string) => ReconcileResult | Promise<ReconcileResult>"
+        )]
+        reconcile: Function,
+        #[wasm_bindgen(unchecked_param_type = "RunWorkersOptions")] opts: JsValue,
+    ) -> Result<WorkerPoolHandle, JsValue> {
+        let on_error = options::function(&opts, "onError")?;
+        let mut wo: WorkerOptions<String, JsValue> = WorkerOptions::workers(n.max(1) as usize);
+        wo = wo.on_error(move |key: &String, err: JsValue| match &on_error {
+            Some(f) => {
+                if let Err(thrown) = f.call2(&JsValue::NULL, &JsValue::from_str(key), &err) {
+                    report("kubewasm: WorkQueue onError handler threw", &thrown);
+                }
+            }
+            None => report(&format!("kubewasm: reconcile of {key:?} failed"), &err),
+        });
+        let reconcile = Rc::new(reconcile);
+        let pool = crate::workqueue::run_workers(self.queue.clone(), wo, move |key: String| {
+            let reconcile = reconcile.clone();
+            async move { call_reconcile(&reconcile, &key).await }
+        });
+        Ok(WorkerPoolHandle { pool })
+    }
+}
+
+async fn call_reconcile(f: &Function, key: &str) -> Result<Reconciled, JsValue> {
+    let mut value = f.call1(&JsValue::NULL, &JsValue::from_str(key))?;
+    if let Some(p) = value.dyn_ref::<Promise>() {
+        value = JsFuture::from(p.clone()).await?;
+    }
+    if let Some(ms) = options::number(&value, "requeueAfterMs").map_err(JsValue::from)? {
+        return Ok(Reconciled::RequeueAfter(millis(ms)));
+    }
+    if options::prop(&value, "requeue").and_then(|v| v.as_bool()) == Some(true) {
+        return Ok(Reconciled::Requeue);
+    }
+    Ok(Reconciled::Done)
+}
+
+/// Running workers started by `WorkQueue.runWorkers`.
+#[wasm_bindgen]
+pub struct WorkerPoolHandle {
+    pool: WorkerPool<String>,
+}
+
+#[wasm_bindgen]
+impl WorkerPoolHandle {
+    /// Workers still running.
+    #[wasm_bindgen(getter)]
+    pub fn running(&self) -> u32 {
+        self.pool.running() as u32
+    }
+
+    /// Graceful stop: shut the queue down, finish what is queued and in flight,
+    /// resolve when every worker has exited.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn stop(&self) -> Promise {
+        let pool = self.pool.clone();
+        future_to_promise(async move {
+            pool.stop().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Hard stop: cancel the workers now (in-flight keys are still marked done).
+    pub fn abort(&self) {
+        self.pool.abort();
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
+    // Setting a property on a fresh plain object cannot fail.
+    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+}
+
+fn summary_to_js(s: &DurationSummary) -> JsValue {
+    let o = Object::new();
+    set(&o, "count", s.count as f64);
+    set(&o, "meanMs", ms(s.mean()));
+    set(&o, "minMs", ms(s.min));
+    set(&o, "maxMs", ms(s.max));
+    set(&o, "p50Ms", ms(s.quantile(0.5)));
+    set(&o, "p90Ms", ms(s.quantile(0.9)));
+    set(&o, "p99Ms", ms(s.quantile(0.99)));
+    let buckets = Array::new();
+    let bounds = bucket_upper_bounds();
+    for (i, count) in s.buckets.iter().enumerate() {
+        let b = Object::new();
+        set(&b, "leMs", bounds.get(i).map_or(f64::INFINITY, |d| ms(*d)));
+        set(&b, "count", *count as f64);
+        buckets.push(&b);
+    }
+    set(&o, "buckets", buckets);
+    o.into()
+}
+
+fn metrics_to_js(m: &QueueMetrics) -> JsValue {
+    let o = Object::new();
+    set(&o, "name", JsValue::from_str(&m.name));
+    set(&o, "depth", m.depth as f64);
+    set(&o, "processing", m.processing as f64);
+    set(&o, "delayed", m.delayed as f64);
+    set(&o, "adds", m.adds as f64);
+    set(&o, "retries", m.retries as f64);
+    set(&o, "queueLatency", summary_to_js(&m.queue_latency));
+    set(&o, "workDuration", summary_to_js(&m.work_duration));
+    set(&o, "unfinishedWorkMs", ms(m.unfinished_work));
+    set(
+        &o,
+        "longestRunningProcessorMs",
+        ms(m.longest_running_processor),
+    );
+    o.into()
+}
