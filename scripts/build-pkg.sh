@@ -12,4 +12,11 @@ wasm-pack build --release --target bundler --out-dir pkg/bundler --out-name kube
 # package's top level comes from pkg-template/.
 rm -f pkg/web/package.json pkg/bundler/package.json pkg/web/.gitignore pkg/bundler/.gitignore pkg/web/README.md pkg/bundler/README.md
 cp -R pkg-template/. pkg/
+# Each target's entry re-exports the generated API plus `KubeError`, which
+# lives in a JS snippet whose folder name carries a content hash.
+for target in web bundler; do
+  snippet=$(cd "pkg/$target" && ls snippets/*/src/js/kube_error.js)
+  printf "export * from './kubewasm.js';\nexport { KubeError } from './%s';\n" "$snippet" > "pkg/$target/index.js"
+  printf "export * from './kubewasm.js';\n" > "pkg/$target/index.d.ts"
+done
 echo "built pkg/ ($(du -sh pkg | cut -f1))"

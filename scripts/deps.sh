@@ -44,8 +44,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# npm dependencies of the JS test/benchmark harnesses (lockfiles committed).
-for dir in tests/js www; do
+# npm dependencies of the dashboard (lockfile committed); tests/js depends on
+# the built package, so `make test-js` installs it after building.
+for dir in www; do
   if [ -f "$dir/package.json" ]; then
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       log "npm ci in $dir"

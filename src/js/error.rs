@@ -1,22 +1,6 @@
 use wasm_bindgen::prelude::*;
 
-// `KubeError` is a real subclass of `Error` (stack traces, `instanceof`), which
-// wasm-bindgen cannot declare from Rust, so it lives in a tiny JS snippet.
-#[wasm_bindgen(inline_js = r#"
-export class KubeError extends Error {
-  constructor(message, code, reason, status, position) {
-    super(message);
-    this.name = 'KubeError';
-    this.code = code;
-    this.reason = reason;
-    this.status = status;
-    if (position !== undefined) this.position = position;
-  }
-}
-export function makeKubeError(message, code, reason, status, position) {
-  return new KubeError(message, code, reason, status, position);
-}
-"#)]
+#[wasm_bindgen(module = "/src/js/kube_error.js")]
 extern "C" {
     #[wasm_bindgen(js_name = makeKubeError)]
     fn make_kube_error(

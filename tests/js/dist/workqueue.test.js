@@ -1,0 +1,60 @@
+// WorkQueue from TypeScript, through the package's Node entry.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WorkQueue, KubeError } from 'kubewasm';
+test('duplicates collapse and a key is handed out once until done', async () => {
+    const q = new WorkQueue({ name: 'dedup' });
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    assert.equal(q.len, 2);
+    const first = await q.get();
+    assert.equal(first, 'a');
+    q.add('a'); // re-added while processing: not handed out again yet
+    assert.equal(await q.get(), 'b');
+    assert.equal(q.len, 0);
+    q.done('a'); // now it comes back, once
+    assert.equal(q.len, 1);
+    assert.equal(await q.get(), 'a');
+    q.done('a');
+    q.done('b');
+    q.shutdown();
+    assert.equal(await q.get(), undefined);
+    const m = q.metrics();
+    assert.equal(m.name, 'dedup');
+    assert.equal(m.depth, 0);
+    assert.ok(m.adds >= 3);
+    assert.equal(m.queueLatency.buckets.length, 11);
+});
+test('runWorkers retries a failing key with backoff, then forgets it', async () => {
+    const q = new WorkQueue({ baseDelayMs: 5 });
+    const attempts = [];
+    const errors = [];
+    const seenRequeues = [];
+    let resolveDone;
+    const finished = new Promise((r) => (resolveDone = r));
+    const pool = q.runWorkers(2, async (key) => {
+        attempts.push(performance.now());
+        seenRequeues.push(q.numRequeues(key));
+        if (attempts.length <= 3)
+            throw new Error(`boom ${attempts.length}`);
+        resolveDone();
+    }, { onError: (key, err) => errors.push(`${key}: ${err.message}`) });
+    q.add('pod-1');
+    await finished;
+    await pool.stop();
+    assert.equal(attempts.length, 4);
+    assert.deepEqual(errors, ['pod-1: boom 1', 'pod-1: boom 2', 'pod-1: boom 3']);
+    assert.deepEqual(seenRequeues, [0, 1, 2, 3]);
+    assert.equal(q.numRequeues('pod-1'), 0, 'forgotten after success');
+    // Backoff 5, 10, 20 ms: the last attempt is at least 35 ms after the first.
+    assert.ok(attempts[3] - attempts[0] >= 30, `backoff too short: ${attempts[3] - attempts[0]} ms`);
+    assert.equal(pool.running, 0);
+});
+test('bad options throw a KubeError, not a crash', () => {
+    assert.throws(() => new WorkQueue({ baseDelayMs: -1 }), (e) => e instanceof KubeError && e instanceof Error && e.reason === 'Invalid' && e.code === 0);
+    // The module still works after the error.
+    const q = new WorkQueue({});
+    q.add('x');
+    assert.equal(q.len, 1);
+});
