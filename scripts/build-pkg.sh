@@ -16,7 +16,11 @@ cp -R pkg-template/. pkg/
 # lives in a JS snippet whose folder name carries a content hash.
 for target in web bundler; do
   snippet=$(cd "pkg/$target" && ls snippets/*/src/js/kube_error.js)
-  printf "export * from './kubewasm.js';\nexport { KubeError } from './%s';\n" "$snippet" > "pkg/$target/index.js"
-  printf "export * from './kubewasm.js';\n" > "pkg/$target/index.d.ts"
+  exports="export * from './kubewasm.js';"
+  # The web target's default export is its init function.
+  [ "$target" = web ] && exports="$exports
+export { default } from './kubewasm.js';"
+  printf '%s\n' "$exports" > "pkg/$target/index.d.ts"
+  printf '%s\nexport { KubeError } from %s;\n' "$exports" "'./$snippet'" > "pkg/$target/index.js"
 done
 echo "built pkg/ ($(du -sh pkg | cut -f1))"
