@@ -5,11 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$1; shift
-flags=(); tests=()
+flags=(); cargo_flags=(); tests=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) flags+=(--release) ;;
-    --features) flags+=(--features "$2"); shift ;;
+    --features) cargo_flags+=(--features "$2"); shift ;;
     --) shift; break ;;
     *) tests+=(--test "$1") ;;
   esac
@@ -25,7 +25,8 @@ export KUBEWASM_EXPECT_HOST=$host CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedr
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-wasm-pack test "${mode[@]}" "${flags[@]}" . "${tests[@]}" ${1:+-- "$@"} 2>&1 | tee "$log"
+# wasm-pack's own flags, then the crate path, then what it passes to cargo.
+wasm-pack test "${mode[@]}" "${flags[@]}" . "${cargo_flags[@]}" "${tests[@]}" ${1:+-- "$@"} 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 if grep -q "so skipping" "$log"; then
