@@ -8,6 +8,7 @@ use std::rc::Rc;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use super::scan::{self, ObjectSpan, StrSpan};
 use super::Error;
 
 /// One Kubernetes object as the client holds it: the raw JSON exactly as the
@@ -169,16 +170,6 @@ impl ObjectMeta {
 }
 
 #[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow, default, rename = "apiVersion")]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    metadata: Option<MetaHead<'a>>,
-}
-
-#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct MetaHead<'a> {
     #[serde(borrow, default)]
@@ -211,47 +202,75 @@ fn boxed_opt(s: Option<Cow<'_, str>>) -> Option<Box<str>> {
     s.filter(|s| !s.is_empty()).map(|s| Box::from(s.as_ref()))
 }
 
+/// Parse the metadata value (`{…}` or `null`) found by the scanner.
+fn parse_meta(bytes: Option<&[u8]>) -> Result<ObjectMeta, Error> {
+    let Some(bytes) = bytes else {
+        return Ok(ObjectMeta::default());
+    };
+    let m: Option<MetaHead<'_>> = serde_json::from_slice(bytes)
+        .map_err(|e| Error::decode(format!("invalid metadata: {e}"), bytes))?;
+    Ok(match m {
+        None => ObjectMeta::default(),
+        Some(m) => ObjectMeta {
+            name: boxed(m.name),
+            generate_name: boxed_opt(m.generate_name),
+            namespace: boxed_opt(m.namespace),
+            uid: boxed(m.uid),
+            resource_version: boxed(m.resource_version),
+            generation: m.generation,
+            creation_timestamp: boxed_opt(m.creation_timestamp),
+            deletion_timestamp: boxed_opt(m.deletion_timestamp),
+            labels: Labels(
+                m.labels
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (Box::from(k.as_ref()), Box::from(v.as_ref())))
+                    .collect(),
+            ),
+            owner_references: m.owner_references.unwrap_or_default().into_boxed_slice(),
+        },
+    })
+}
+
+fn str_or_empty(s: Option<StrSpan<'_>>) -> Result<Box<str>, Error> {
+    s.map_or_else(|| Ok(Box::default()), StrSpan::to_str)
+}
+
 impl KubeObject {
-    /// Parse an object from its JSON bytes, keeping the bytes (no copy).
-    ///
-    /// The input must be a JSON object; only `apiVersion`, `kind` and the
-    /// metadata fields are decoded, the rest is validated and skipped.
-    pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
-        let head: Head<'_> = match serde_json::from_slice(&raw) {
-            Ok(h) => h,
-            Err(e) => return Err(Error::decode(format!("invalid object: {e}"), &raw)),
-        };
-        let m = head.metadata;
-        let meta = match m {
-            None => ObjectMeta::default(),
-            Some(m) => ObjectMeta {
-                name: boxed(m.name),
-                generate_name: boxed_opt(m.generate_name),
-                namespace: boxed_opt(m.namespace),
-                uid: boxed(m.uid),
-                resource_version: boxed(m.resource_version),
-                generation: m.generation,
-                creation_timestamp: boxed_opt(m.creation_timestamp),
-                deletion_timestamp: boxed_opt(m.deletion_timestamp),
-                labels: Labels(
-                    m.labels
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(k, v)| (Box::from(k.as_ref()), Box::from(v.as_ref())))
-                        .collect(),
-                ),
-                owner_references: m.owner_references.unwrap_or_default().into_boxed_slice(),
-            },
-        };
-        let api_version = boxed(head.api_version);
-        let kind = boxed(head.kind);
-        Ok(KubeObject(Rc::new(Inner {
-            raw: raw.into_boxed_slice(),
+    fn build(raw: Box<[u8]>, api_version: Box<str>, kind: Box<str>, meta: ObjectMeta) -> Self {
+        KubeObject(Rc::new(Inner {
+            raw,
             api_version,
             kind,
             meta,
             attachment: OnceCell::new(),
-        })))
+        }))
+    }
+
+    /// Build from a span found by the scanner, copying its bytes once.
+    pub(crate) fn from_span(span: ObjectSpan<'_>) -> Result<Self, Error> {
+        let meta = parse_meta(span.metadata)?;
+        let api_version = str_or_empty(span.api_version)?;
+        let kind = str_or_empty(span.kind)?;
+        Ok(Self::build(Box::from(span.raw), api_version, kind, meta))
+    }
+
+    /// Parse an object from its JSON bytes, keeping the bytes (no copy).
+    ///
+    /// The input must be a JSON object; `apiVersion`, `kind` and `metadata`
+    /// are decoded, the rest is checked structurally (brackets, strings,
+    /// UTF-8) and kept as is — a syntax error deep inside `spec` surfaces
+    /// when [`decode`](Self::decode) is called.
+    pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
+        let (api_version, kind, meta) = {
+            let span = scan::parse_object(&raw)?;
+            (
+                str_or_empty(span.api_version)?,
+                str_or_empty(span.kind)?,
+                parse_meta(span.metadata)?,
+            )
+        };
+        Ok(Self::build(raw.into_boxed_slice(), api_version, kind, meta))
     }
 
     /// Parse an object from borrowed JSON bytes (copies them once).
