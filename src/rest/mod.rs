@@ -30,6 +30,9 @@ mod scan;
 mod transport;
 mod watch;
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+
 pub use client::{is_retryable_error, Client, Response};
 pub use config::{Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider};
 pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
