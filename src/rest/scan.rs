@@ -15,7 +15,7 @@
 use super::Error;
 
 /// Byte ranges of one Kubernetes object inside a buffer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct ObjectSpan<'a> {
     /// The whole object, `{` to `}`.
     pub raw: &'a [u8],
@@ -23,8 +23,8 @@ pub(crate) struct ObjectSpan<'a> {
     pub api_version: Option<StrSpan<'a>>,
     /// `kind` string contents.
     pub kind: Option<StrSpan<'a>>,
-    /// The `metadata` value (`{…}` or `null`).
-    pub metadata: Option<&'a [u8]>,
+    /// The scanned `metadata`.
+    pub metadata: Option<MetaSpan<'a>>,
 }
 
 /// The contents of a JSON string without its quotes.
@@ -66,6 +66,33 @@ pub(crate) struct ListSpan<'a> {
     pub kind: Option<StrSpan<'a>>,
     pub metadata: Option<&'a [u8]>,
     pub items: Vec<ObjectSpan<'a>>,
+}
+
+/// The metadata fields the cache needs, as spans (values not yet unescaped).
+#[derive(Debug, Default)]
+pub(crate) struct MetaSpan<'a> {
+    pub name: Option<StrSpan<'a>>,
+    pub generate_name: Option<StrSpan<'a>>,
+    pub namespace: Option<StrSpan<'a>>,
+    pub uid: Option<StrSpan<'a>>,
+    pub resource_version: Option<StrSpan<'a>>,
+    pub creation_timestamp: Option<StrSpan<'a>>,
+    pub deletion_timestamp: Option<StrSpan<'a>>,
+    /// The `generation` number literal.
+    pub generation: Option<&'a [u8]>,
+    pub labels: Vec<(StrSpan<'a>, StrSpan<'a>)>,
+    pub owner_references: Vec<OwnerRefSpan<'a>>,
+}
+
+/// One `ownerReferences` entry as spans.
+#[derive(Debug, Default)]
+pub(crate) struct OwnerRefSpan<'a> {
+    pub api_version: Option<StrSpan<'a>>,
+    pub kind: Option<StrSpan<'a>>,
+    pub name: Option<StrSpan<'a>>,
+    pub uid: Option<StrSpan<'a>>,
+    pub controller: Option<bool>,
+    pub block_owner_deletion: Option<bool>,
 }
 
 struct Scanner<'a> {
@@ -216,7 +243,7 @@ impl<'a> Scanner<'a> {
     /// the value.
     fn members(
         &mut self,
-        mut f: impl FnMut(&[u8], &mut Self) -> Result<(), Fail>,
+        mut f: impl FnMut(&'a [u8], &mut Self) -> Result<(), Fail>,
     ) -> Result<(), Fail> {
         self.expect(b'{', "expected an object")?;
         self.skip_ws();
@@ -256,7 +283,7 @@ impl<'a> Scanner<'a> {
             match key {
                 b"apiVersion" if s.peek() == Some(b'"') => span.api_version = Some(s.string()?),
                 b"kind" if s.peek() == Some(b'"') => span.kind = Some(s.string()?),
-                b"metadata" => span.metadata = Some(s.value()?),
+                b"metadata" => span.metadata = Some(s.meta()?),
                 _ => {
                     s.value()?;
                 }
@@ -265,6 +292,126 @@ impl<'a> Scanner<'a> {
         })?;
         span.raw = self.b.get(start..self.pos).unwrap_or_default();
         Ok(span)
+    }
+
+    /// A string or `null` (→ `None`); anything else is an error.
+    fn opt_string(&mut self) -> Result<Option<StrSpan<'a>>, Fail> {
+        match self.peek() {
+            Some(b'"') => self.string().map(Some),
+            Some(b'n') => {
+                if self.value()? == b"null" {
+                    Ok(None)
+                } else {
+                    Err("expected a string")
+                }
+            }
+            _ => Err("expected a string"),
+        }
+    }
+
+    /// A boolean or `null`.
+    fn opt_bool(&mut self) -> Result<Option<bool>, Fail> {
+        match self.value()? {
+            b"true" => Ok(Some(true)),
+            b"false" => Ok(Some(false)),
+            b"null" => Ok(None),
+            _ => Err("expected a boolean"),
+        }
+    }
+
+    /// `ownerReferences`: an array of objects, or `null`.
+    fn owner_refs(&mut self, out: &mut Vec<OwnerRefSpan<'a>>) -> Result<(), Fail> {
+        self.skip_ws();
+        if self.peek() == Some(b'n') {
+            self.opt_bool()?;
+            return Ok(());
+        }
+        self.expect(b'[', "ownerReferences is not an array")?;
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            let mut r = OwnerRefSpan::default();
+            self.members(|key, s| {
+                match key {
+                    b"apiVersion" => r.api_version = s.opt_string()?,
+                    b"kind" => r.kind = s.opt_string()?,
+                    b"name" => r.name = s.opt_string()?,
+                    b"uid" => r.uid = s.opt_string()?,
+                    b"controller" => r.controller = s.opt_bool()?,
+                    b"blockOwnerDeletion" => r.block_owner_deletion = s.opt_bool()?,
+                    _ => {
+                        s.value()?;
+                    }
+                }
+                Ok(())
+            })?;
+            out.push(r);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err("expected ',' or ']' in ownerReferences"),
+            }
+        }
+    }
+
+    /// Scan `metadata`, keeping only what the cache needs; annotations and
+    /// managedFields (often most of the metadata) are skipped structurally.
+    fn meta(&mut self) -> Result<MetaSpan<'a>, Fail> {
+        let mut m = MetaSpan::default();
+        self.skip_ws();
+        if self.peek() == Some(b'n') {
+            return if self.value()? == b"null" {
+                Ok(m)
+            } else {
+                Err("metadata is not an object")
+            };
+        }
+        self.members(|key, s| {
+            match key {
+                b"name" => m.name = s.opt_string()?,
+                b"generateName" => m.generate_name = s.opt_string()?,
+                b"namespace" => m.namespace = s.opt_string()?,
+                b"uid" => m.uid = s.opt_string()?,
+                b"resourceVersion" => m.resource_version = s.opt_string()?,
+                b"creationTimestamp" => m.creation_timestamp = s.opt_string()?,
+                b"deletionTimestamp" => m.deletion_timestamp = s.opt_string()?,
+                b"generation" => {
+                    let v = s.value()?;
+                    m.generation = (v != b"null").then_some(v);
+                }
+                b"labels" => {
+                    if s.peek() == Some(b'n') {
+                        s.opt_string()?;
+                    } else {
+                        s.members(|k, s| {
+                            let v = s.string()?;
+                            let k = StrSpan {
+                                bytes: k,
+                                escaped: k.contains(&b'\\'),
+                            };
+                            m.labels.push((k, v));
+                            Ok(())
+                        })?;
+                    }
+                }
+                b"ownerReferences" => s.owner_refs(&mut m.owner_references)?,
+                _ => {
+                    s.value()?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(m)
     }
 
     fn end(&mut self) -> Result<(), Fail> {
@@ -393,7 +540,7 @@ mod tests {
         let env = parse_event(line).expect("valid");
         assert_eq!(env.event_type, b"ADDED");
         let o = env.object.expect("object");
-        assert_eq!(o.metadata, Some(&br#"{"name":"x"}"#[..]));
+        assert_eq!(o.metadata.expect("meta").name.expect("name").bytes, b"x");
         assert_eq!(o.kind.expect("kind").to_str().expect("str").as_ref(), "Pod");
         assert_eq!(
             o.api_version.expect("av").to_str().expect("str").as_ref(),
