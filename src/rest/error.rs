@@ -1,9 +1,37 @@
+//! One error type for the whole client, with the Kubernetes `Status` decoded.
+//!
+//! client-go distinguishes API errors (a `Status` from the server, classified
+//! by reason and code) from transport failures. The browser adds two kinds Go
+//! does not need: [`Error::Aborted`] (the host cancelled the fetch) and
+//! network failures that hide their cause (CORS, DNS and refused connections all
+//! look alike to `fetch`).
 use std::fmt;
 
-/// Every failure the client reports. (Filled out by the REST layer.)
+use serde::{Deserialize, Serialize};
+
+/// The longest excerpt of a bad body or line kept in an error.
+const EXCERPT_MAX: usize = 120;
+
+/// Every failure the client reports.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
+    /// The API server (or a proxy in front of it) answered with an error.
+    Api(Box<ApiError>),
+    /// The request never got an HTTP response (connection refused, DNS, CORS,
+    /// a reset mid-body: `fetch` does not tell these apart).
+    Network {
+        /// What the platform reported.
+        message: String,
+    },
+    /// No response (or, on a watch, no bytes) within the configured time.
+    Timeout {
+        /// What timed out.
+        message: String,
+    },
+    /// The request was cancelled by the host (an `AbortSignal` not owned by
+    /// this client, a page unloading).
+    Aborted,
     /// Bytes that could not be decoded as the expected JSON.
     Decode {
         /// What went wrong.
@@ -11,31 +39,364 @@ pub enum Error {
         /// A short excerpt of the offending input.
         excerpt: String,
     },
+    /// The [`Config`](super::Config) is unusable.
+    InvalidConfig {
+        /// Which setting and why.
+        message: String,
+    },
+    /// The request could not be built (bad name, unserializable body, …).
+    InvalidRequest {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A watch line exceeded the configured maximum line size.
+    LineTooLong {
+        /// The configured maximum in bytes.
+        limit: usize,
+    },
+}
+
+/// An error answer from the API server: the decoded `Status`, or for a
+/// non-`Status` body (a proxy's HTML 502) the HTTP code and a short excerpt.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ApiError {
+    /// HTTP status code (for a watch `ERROR` event: the `Status.code`).
+    pub code: u16,
+    /// `Status.reason` (`NotFound`, `Conflict`, `Expired`, …); for a
+    /// non-`Status` body, derived from the HTTP code as client-go does.
+    pub reason: String,
+    /// `Status.message`, or an excerpt of a non-`Status` body.
+    pub message: String,
+    /// `Status.details`, when the server sent them.
+    pub details: Option<StatusDetails>,
+    /// How long the server asked the client to wait: the `Retry-After` header,
+    /// else `details.retryAfterSeconds`.
+    pub retry_after_seconds: Option<u32>,
+    /// Whether the body was a real `Status` object.
+    pub is_status: bool,
+}
+
+/// The Kubernetes `Status` object (`meta/v1`), as errors and watch `ERROR`
+/// events carry it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// `"Success"` or `"Failure"`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub status: String,
+    /// Human-readable description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Machine-readable reason (`NotFound`, `AlreadyExists`, `Conflict`,
+    /// `Expired`, `Gone`, `TooManyRequests`, …).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Extra data for the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<StatusDetails>,
+    /// The HTTP status code this status corresponds to (0 if unset).
+    #[serde(default)]
+    pub code: u16,
+}
+
+/// `Status.details`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusDetails {
+    /// Name of the resource concerned.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// API group of the resource.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// Kind (or resource) of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// UID of the object.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// Individual causes (validation failures, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<StatusCause>,
+    /// Seconds the client should wait before retrying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<u32>,
+}
+
+/// One entry of `Status.details.causes`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusCause {
+    /// Machine-readable cause (`FieldValueInvalid`, …).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Human-readable description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// The field path concerned.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field: String,
+}
+
+/// A bounded, lossy-UTF-8 excerpt of `input` (never panics on short or
+/// non-UTF-8 input).
+pub(crate) fn excerpt(input: &[u8]) -> String {
+    let cut = input.len().min(EXCERPT_MAX);
+    let mut s = String::from_utf8_lossy(input.get(..cut).unwrap_or(input)).into_owned();
+    if input.len() > EXCERPT_MAX {
+        s.push('…');
+    }
+    s
+}
+
+/// The reason client-go assigns to an HTTP code when the body is not a
+/// `Status` (`NewGenericServerResponse`).
+pub(crate) fn reason_for_code(code: u16) -> &'static str {
+    match code {
+        400 => "BadRequest",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "NotFound",
+        405 => "MethodNotAllowed",
+        406 => "NotAcceptable",
+        409 => "Conflict",
+        410 => "Gone",
+        413 => "RequestEntityTooLarge",
+        415 => "UnsupportedMediaType",
+        422 => "Invalid",
+        429 => "TooManyRequests",
+        500 => "InternalError",
+        503 => "ServiceUnavailable",
+        504 => "Timeout",
+        _ => "Unknown",
+    }
+}
+
+impl Status {
+    /// Parse a `Status` from a body; `None` unless it is a JSON object with
+    /// `kind: "Status"` (a bare object with another kind is not a status).
+    pub fn from_body(body: &[u8]) -> Option<Status> {
+        #[derive(Deserialize)]
+        struct Probe {
+            #[serde(default)]
+            kind: String,
+            #[serde(flatten)]
+            status: Status,
+        }
+        let probe: Probe = serde_json::from_slice(body).ok()?;
+        (probe.kind == "Status").then_some(probe.status)
+    }
 }
 
 impl Error {
-    /// A decode error with a bounded excerpt of `input` (never panics on
-    /// non-UTF-8 or short input).
+    /// A decode error with a bounded excerpt of `input`.
     pub fn decode(message: impl Into<String>, input: &[u8]) -> Self {
-        const MAX: usize = 120;
-        let cut = input.len().min(MAX);
-        let mut excerpt = String::from_utf8_lossy(&input[..cut]).into_owned();
-        if input.len() > MAX {
-            excerpt.push('…');
-        }
         Error::Decode {
             message: message.into(),
-            excerpt,
+            excerpt: excerpt(input),
         }
+    }
+
+    /// A network error.
+    pub fn network(message: impl Into<String>) -> Self {
+        Error::Network {
+            message: message.into(),
+        }
+    }
+
+    /// A timeout error.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Error::Timeout {
+            message: message.into(),
+        }
+    }
+
+    /// An invalid-config error.
+    pub fn invalid_config(message: impl Into<String>) -> Self {
+        Error::InvalidConfig {
+            message: message.into(),
+        }
+    }
+
+    /// An invalid-request error.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Error::InvalidRequest {
+            message: message.into(),
+        }
+    }
+
+    /// The API error for a `Status` (a watch `ERROR` event, or a body that
+    /// was one). `code` falls back to 500 when the status carries none, as
+    /// client-go does for watch errors.
+    pub fn from_status(status: Status) -> Self {
+        let code = if status.code == 0 { 500 } else { status.code };
+        let retry_after_seconds = status.details.as_ref().and_then(|d| d.retry_after_seconds);
+        let reason = if status.reason.is_empty() {
+            reason_for_code(code).to_string()
+        } else {
+            status.reason
+        };
+        Error::Api(Box::new(ApiError {
+            code,
+            reason,
+            message: status.message,
+            details: status.details,
+            retry_after_seconds,
+            is_status: true,
+        }))
+    }
+
+    /// The error for an HTTP response with a non-2xx `code` and `body`:
+    /// a decoded `Status` when the body is one, otherwise an API error with
+    /// the code, client-go's reason for it and a short excerpt of the body.
+    /// `retry_after` is the parsed `Retry-After` header, which wins over the
+    /// status details.
+    pub fn from_response(code: u16, body: &[u8], retry_after: Option<u32>) -> Self {
+        match Status::from_body(body) {
+            Some(status) => {
+                let mut err = Error::from_status(Status {
+                    // The HTTP code is authoritative for an HTTP response.
+                    code,
+                    ..status
+                });
+                if let (Error::Api(api), Some(s)) = (&mut err, retry_after) {
+                    api.retry_after_seconds = Some(s);
+                }
+                err
+            }
+            None => {
+                let text = excerpt(body);
+                let message = if text.trim().is_empty() {
+                    format!("the server responded with HTTP {code} and an empty body")
+                } else {
+                    format!("the server responded with HTTP {code}: {}", text.trim())
+                };
+                Error::Api(Box::new(ApiError {
+                    code,
+                    reason: reason_for_code(code).to_string(),
+                    message,
+                    details: None,
+                    retry_after_seconds: retry_after,
+                    is_status: false,
+                }))
+            }
+        }
+    }
+
+    /// The API error, if this is one.
+    pub fn api(&self) -> Option<&ApiError> {
+        match self {
+            Error::Api(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The HTTP code of an API error.
+    pub fn code(&self) -> Option<u16> {
+        self.api().map(|a| a.code)
+    }
+
+    /// The `Status.reason` of an API error.
+    pub fn reason(&self) -> Option<&str> {
+        self.api().map(|a| a.reason.as_str())
+    }
+
+    fn has(&self, reason: &str, code: u16) -> bool {
+        // client-go's `ReasonForError` checks the reason; a non-Status body
+        // only has a code, so fall back to it when the reason is generic.
+        match self.api() {
+            Some(a) if a.reason == reason => true,
+            Some(a) => a.code == code && (a.reason == "Unknown" || !a.is_status),
+            None => false,
+        }
+    }
+
+    /// 404 NotFound.
+    pub fn is_not_found(&self) -> bool {
+        self.has("NotFound", 404)
+    }
+
+    /// 409 Conflict (a stale resourceVersion on update).
+    pub fn is_conflict(&self) -> bool {
+        self.has("Conflict", 409)
+    }
+
+    /// 409 AlreadyExists (create of an existing name).
+    pub fn is_already_exists(&self) -> bool {
+        matches!(self.api(), Some(a) if a.reason == "AlreadyExists")
+    }
+
+    /// 410: the resourceVersion is too old (`Expired`) or `Gone`: relist.
+    pub fn is_gone(&self) -> bool {
+        matches!(self.api(), Some(a) if a.reason == "Expired" || a.reason == "Gone" || a.code == 410)
+    }
+
+    /// 429 TooManyRequests.
+    pub fn is_too_many_requests(&self) -> bool {
+        self.has("TooManyRequests", 429)
+    }
+
+    /// 401 Unauthorized.
+    pub fn is_unauthorized(&self) -> bool {
+        self.has("Unauthorized", 401)
+    }
+
+    /// 403 Forbidden.
+    pub fn is_forbidden(&self) -> bool {
+        self.has("Forbidden", 403)
+    }
+
+    /// A 5xx answer.
+    pub fn is_server_error(&self) -> bool {
+        matches!(self.api(), Some(a) if a.code >= 500)
+    }
+
+    /// A network failure (no HTTP response).
+    pub fn is_network(&self) -> bool {
+        matches!(self, Error::Network { .. })
+    }
+
+    /// A timeout (request or watch idle).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
+    }
+
+    /// How long the server asked to wait before retrying, if it did.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.api()
+            .and_then(|a| a.retry_after_seconds)
+            .map(|s| std::time::Duration::from_secs(u64::from(s)))
+    }
+}
+
+impl From<Status> for Error {
+    fn from(s: Status) -> Self {
+        Error::from_status(s)
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.reason, self.code, self.message)
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::Api(a) => write!(f, "API error: {a}"),
+            Error::Network { message } => write!(f, "network error: {message}"),
+            Error::Timeout { message } => write!(f, "timeout: {message}"),
+            Error::Aborted => write!(f, "request aborted"),
             Error::Decode { message, excerpt } => {
                 write!(f, "decode error: {message} (input: {excerpt:?})")
             }
+            Error::InvalidConfig { message } => write!(f, "invalid config: {message}"),
+            Error::InvalidRequest { message } => write!(f, "invalid request: {message}"),
+            Error::LineTooLong { limit } => write!(
+                f,
+                "watch line longer than the maximum of {limit} bytes (raise Config::max_line_bytes)"
+            ),
         }
     }
 }

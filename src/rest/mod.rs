@@ -1,12 +1,53 @@
 //! The REST layer: configuration, requests over the global `fetch`, typed errors
 //! decoded from `Status`, retries and client-side rate limiting, and the watch
-//! stream (byte framer → [`WatchEvent`](object) decoder).
+//! stream (byte framer → [`WatchEvent`] decoder).
+//!
+//! * [`Config`] → [`Client`] (cheap to clone) sends [`Request`]s built with
+//!   the typed [`params`](ListParams) over a [`Transport`]: [`FetchTransport`]
+//!   in wasm, [`FakeTransport`] in native tests of every layer above.
+//! * Responses: raw bytes, a [`KubeObject`], any serde type, an
+//!   [`ObjectList`] page, or a [`WatchStream`] of [`WatchEvent`]s.
+//! * Everything that waits (timeouts, retries, the rate limiter, the watch
+//!   idle watchdog) waits on the client's clock.
 //!
 //! Objects are kept as raw JSON plus the parsed metadata the cache needs
-//! ([`KubeObject`]); full decoding happens only on demand.
+//! ([`KubeObject`]); the rest of each object is only scanned structurally on
+//! arrival and fully decoded on demand (see `scan.rs` for why).
 
+mod client;
+mod config;
 mod error;
+mod fake_transport;
+#[cfg(target_arch = "wasm32")]
+mod fetch;
+mod framer;
+mod limiter;
+mod list;
 mod object;
+mod params;
+mod request;
+mod scan;
+mod transport;
+mod watch;
 
-pub use error::Error;
-pub use object::{KubeObject, ObjectMeta, OwnerReference};
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+
+pub use client::{is_retryable_error, Client, Response};
+pub use config::{Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider};
+pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
+pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
+#[cfg(target_arch = "wasm32")]
+pub use fetch::FetchTransport;
+pub use framer::LineFramer;
+pub use limiter::TokenBucket;
+pub use list::{decode_list, ObjectList};
+pub use object::{KubeObject, Labels, ObjectMeta, OwnerReference};
+pub use params::{
+    DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,
+};
+pub use request::{encode_query_component, Method, Request};
+pub use transport::{BodyStream, HttpRequest, HttpResponse, Transport};
+pub use watch::{
+    decode_event, EventDecoder, WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION,
+};

@@ -1,5 +1,4 @@
 use std::any::Any;
-use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,6 +7,7 @@ use std::rc::Rc;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use super::scan::{self, MetaSpan, ObjectSpan, StrSpan};
 use super::Error;
 
 /// One Kubernetes object as the client holds it: the raw JSON exactly as the
@@ -168,90 +168,105 @@ impl ObjectMeta {
     }
 }
 
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow, default, rename = "apiVersion")]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    metadata: Option<MetaHead<'a>>,
+/// Parse the metadata value (`{…}` or `null`) found by the scanner: the
+/// fields the cache needs are taken from the scan, annotations and
+/// managedFields are skipped, and only `ownerReferences` goes through serde.
+fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
+    let Some(m) = m else {
+        return Ok(ObjectMeta::default());
+    };
+    let opt = |s: Option<StrSpan<'_>>| -> Result<Option<Box<str>>, Error> {
+        Ok(match s {
+            Some(s) => Some(s.to_str()?).filter(|s| !s.is_empty()),
+            None => None,
+        })
+    };
+    let generation = match m.generation {
+        None => None,
+        Some(g) => Some(
+            std::str::from_utf8(g)
+                .ok()
+                .and_then(|g| g.parse::<i64>().ok())
+                .ok_or_else(|| Error::decode("metadata.generation is not an integer", g))?,
+        ),
+    };
+    let mut labels = Vec::with_capacity(m.labels.len());
+    for (k, v) in m.labels {
+        labels.push((k.to_str()?, v.to_str()?));
+    }
+    // Sorted for binary search; of duplicate keys the last one wins, as in
+    // a JSON decoder.
+    labels.reverse();
+    labels.sort_by(|a, b| a.0.cmp(&b.0));
+    labels.dedup_by(|later, earlier| later.0 == earlier.0);
+    let mut owner_references = Vec::with_capacity(m.owner_references.len());
+    for r in m.owner_references {
+        let text = |s: Option<StrSpan<'_>>| -> Result<String, Error> {
+            s.map_or_else(|| Ok(String::new()), |s| s.to_str().map(String::from))
+        };
+        owner_references.push(OwnerReference {
+            api_version: text(r.api_version)?,
+            kind: text(r.kind)?,
+            name: text(r.name)?,
+            uid: text(r.uid)?,
+            controller: r.controller,
+            block_owner_deletion: r.block_owner_deletion,
+        });
+    }
+    let owner_references = owner_references.into_boxed_slice();
+    Ok(ObjectMeta {
+        name: str_or_empty(m.name)?,
+        generate_name: opt(m.generate_name)?,
+        namespace: opt(m.namespace)?,
+        uid: str_or_empty(m.uid)?,
+        resource_version: str_or_empty(m.resource_version)?,
+        generation,
+        creation_timestamp: opt(m.creation_timestamp)?,
+        deletion_timestamp: opt(m.deletion_timestamp)?,
+        labels: Labels(labels.into_boxed_slice()),
+        owner_references,
+    })
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MetaHead<'a> {
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    generate_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    namespace: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    uid: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    resource_version: Option<Cow<'a, str>>,
-    #[serde(default)]
-    generation: Option<i64>,
-    #[serde(borrow, default)]
-    creation_timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    deletion_timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
-    #[serde(default)]
-    owner_references: Option<Vec<OwnerReference>>,
-}
-
-fn boxed(s: Option<Cow<'_, str>>) -> Box<str> {
-    s.map(|s| Box::from(s.as_ref())).unwrap_or_default()
-}
-
-fn boxed_opt(s: Option<Cow<'_, str>>) -> Option<Box<str>> {
-    s.filter(|s| !s.is_empty()).map(|s| Box::from(s.as_ref()))
+fn str_or_empty(s: Option<StrSpan<'_>>) -> Result<Box<str>, Error> {
+    s.map_or_else(|| Ok(Box::default()), StrSpan::to_str)
 }
 
 impl KubeObject {
-    /// Parse an object from its JSON bytes, keeping the bytes (no copy).
-    ///
-    /// The input must be a JSON object; only `apiVersion`, `kind` and the
-    /// metadata fields are decoded, the rest is validated and skipped.
-    pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
-        let head: Head<'_> = match serde_json::from_slice(&raw) {
-            Ok(h) => h,
-            Err(e) => return Err(Error::decode(format!("invalid object: {e}"), &raw)),
-        };
-        let m = head.metadata;
-        let meta = match m {
-            None => ObjectMeta::default(),
-            Some(m) => ObjectMeta {
-                name: boxed(m.name),
-                generate_name: boxed_opt(m.generate_name),
-                namespace: boxed_opt(m.namespace),
-                uid: boxed(m.uid),
-                resource_version: boxed(m.resource_version),
-                generation: m.generation,
-                creation_timestamp: boxed_opt(m.creation_timestamp),
-                deletion_timestamp: boxed_opt(m.deletion_timestamp),
-                labels: Labels(
-                    m.labels
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(k, v)| (Box::from(k.as_ref()), Box::from(v.as_ref())))
-                        .collect(),
-                ),
-                owner_references: m.owner_references.unwrap_or_default().into_boxed_slice(),
-            },
-        };
-        let api_version = boxed(head.api_version);
-        let kind = boxed(head.kind);
-        Ok(KubeObject(Rc::new(Inner {
-            raw: raw.into_boxed_slice(),
+    fn build(raw: Box<[u8]>, api_version: Box<str>, kind: Box<str>, meta: ObjectMeta) -> Self {
+        KubeObject(Rc::new(Inner {
+            raw,
             api_version,
             kind,
             meta,
             attachment: OnceCell::new(),
-        })))
+        }))
+    }
+
+    /// Build from a span found by the scanner, copying its bytes once.
+    pub(crate) fn from_span(span: ObjectSpan<'_>) -> Result<Self, Error> {
+        let meta = parse_meta(span.metadata)?;
+        let api_version = str_or_empty(span.api_version)?;
+        let kind = str_or_empty(span.kind)?;
+        Ok(Self::build(Box::from(span.raw), api_version, kind, meta))
+    }
+
+    /// Parse an object from its JSON bytes, keeping the bytes (no copy).
+    ///
+    /// The input must be a JSON object; `apiVersion`, `kind` and `metadata`
+    /// are decoded, the rest is checked structurally (brackets, strings,
+    /// UTF-8) and kept as is — a syntax error deep inside `spec` surfaces
+    /// when [`decode`](Self::decode) is called.
+    pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
+        let (api_version, kind, meta) = {
+            let span = scan::parse_object(&raw)?;
+            (
+                str_or_empty(span.api_version)?,
+                str_or_empty(span.kind)?,
+                parse_meta(span.metadata)?,
+            )
+        };
+        Ok(Self::build(raw.into_boxed_slice(), api_version, kind, meta))
     }
 
     /// Parse an object from borrowed JSON bytes (copies them once).

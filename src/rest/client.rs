@@ -1,0 +1,320 @@
+//! The [`Client`]: turns [`Request`]s into HTTP exchanges over a
+//! [`Transport`], with authentication, rate limiting, timeouts and retries,
+//! all waiting on the client's [`SharedClock`] (so native tests use a
+//! `FakeClock`).
+//!
+//! Retry rules (client-go `rest/with_retry.go`, RC-04, widened as the
+//! browser needs): a retryable request (GET — get, list, establishing a
+//! watch — or one that opted in) is retried up to `max_retries` times on 429,
+//! on 500/502/503/504 (and any 5xx carrying `Retry-After`), and on network
+//! errors. The wait is the server's `Retry-After` (header, else
+//! `details.retryAfterSeconds`) when given, else capped exponential backoff
+//! with jitter. client-go retries only when `Retry-After` is present; a
+//! browser also meets proxies and load balancers that answer 502/503 without
+//! it, hence the backoff. A request's own timeout is never retried: its
+//! budget is spent.
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::future::{select, Either};
+use futures::StreamExt;
+use serde::de::DeserializeOwned;
+
+use crate::rt::{Rng, SharedClock};
+
+use super::config::{Auth, Config};
+use super::limiter::TokenBucket;
+use super::list::{decode_list, ObjectList};
+use super::object::KubeObject;
+use super::request::Request;
+use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
+use super::watch::WatchStream;
+use super::Error;
+
+/// A complete (non-watch) response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// HTTP status (2xx).
+    pub status: u16,
+    /// Response headers.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        super::transport::find_header(&self.headers, name)
+    }
+}
+
+/// A Kubernetes REST client. Cheap to clone (shared inside); single-threaded.
+#[derive(Clone)]
+pub struct Client(Rc<Inner>);
+
+struct Inner {
+    config: Config,
+    transport: Rc<dyn Transport>,
+    clock: SharedClock,
+    limiter: Option<TokenBucket>,
+    rng: RefCell<Rng>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("config", &self.0.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client over the global `fetch` with the real clock.
+    #[cfg(target_arch = "wasm32")]
+    pub fn new(config: Config) -> Result<Self, Error> {
+        Self::with_transport(
+            config,
+            Rc::new(super::FetchTransport::new()),
+            crate::rt::real_clock(),
+        )
+    }
+
+    /// A client over any transport and clock (tests use
+    /// [`FakeTransport`](super::FakeTransport) and a `FakeClock`).
+    pub fn with_transport(
+        config: Config,
+        transport: Rc<dyn Transport>,
+        clock: SharedClock,
+    ) -> Result<Self, Error> {
+        config.validate()?;
+        let limiter = config
+            .rate_limit
+            .map(|rl| TokenBucket::new(rl, clock.clone()));
+        // Jitter only; seeded from the thread generator so tests can fix it
+        // with `rt::seed_thread_rng`.
+        let seed = (crate::rt::random_f64() * u64::MAX as f64) as u64;
+        Ok(Client(Rc::new(Inner {
+            config,
+            transport,
+            clock,
+            limiter,
+            rng: RefCell::new(Rng::with_seed(seed)),
+        })))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.0.config
+    }
+
+    /// The clock every wait of this client uses.
+    pub fn clock(&self) -> &SharedClock {
+        &self.0.clock
+    }
+
+    /// Send a non-watch request and read the whole body. Non-2xx answers
+    /// become [`Error::Api`].
+    pub async fn send(&self, req: &Request) -> Result<Response, Error> {
+        if req.is_watch() {
+            return Err(Error::invalid_request(
+                "a watch request must be sent with Client::watch",
+            ));
+        }
+        let (resp, body) = self.execute(req, false).await?;
+        Ok(Response {
+            status: resp.status,
+            headers: resp.headers,
+            body: body.unwrap_or_default(),
+        })
+    }
+
+    /// Send and return the body bytes.
+    pub async fn send_bytes(&self, req: &Request) -> Result<Vec<u8>, Error> {
+        Ok(self.send(req).await?.body)
+    }
+
+    /// Send and decode the body as one object.
+    pub async fn send_object(&self, req: &Request) -> Result<KubeObject, Error> {
+        KubeObject::from_json_vec(self.send_bytes(req).await?)
+    }
+
+    /// Send and decode the body into any serde type.
+    pub async fn send_json<T: DeserializeOwned>(&self, req: &Request) -> Result<T, Error> {
+        let body = self.send_bytes(req).await?;
+        serde_json::from_slice(&body).map_err(|e| Error::decode(format!("{e}"), &body))
+    }
+
+    /// Send a LIST and decode the page.
+    pub async fn send_list(&self, req: &Request) -> Result<ObjectList, Error> {
+        decode_list(&self.send_bytes(req).await?)
+    }
+
+    /// Open a watch (the request is marked as one if it was not). Resolves
+    /// once the server answered 200; the events follow on the stream. Not
+    /// rate limited; establishing it is retried like a GET.
+    pub async fn watch(&self, req: &Request) -> Result<WatchStream, Error> {
+        let req = if req.is_watch() {
+            req.clone()
+        } else {
+            req.clone().watch()
+        };
+        let (resp, _) = self.execute(&req, true).await?;
+        Ok(WatchStream::new(
+            resp.body,
+            self.0.clock.clone(),
+            self.0.config.max_line_bytes,
+            req.idle_timeout_override()
+                .or(self.0.config.watch_idle_timeout),
+        ))
+    }
+
+    async fn headers(&self, req: &Request) -> Result<Vec<(String, String)>, Error> {
+        let cfg = &self.0.config;
+        let mut h = Vec::with_capacity(4 + cfg.headers.len() + req.headers().len());
+        h.push(("Accept".to_string(), "application/json".to_string()));
+        if let Some(ct) = req.content_type() {
+            h.push(("Content-Type".into(), ct.into()));
+        }
+        match &cfg.auth {
+            Auth::None => {}
+            Auth::Bearer(t) => h.push(("Authorization".into(), format!("Bearer {t}"))),
+            Auth::Provider(p) => {
+                let t = p.token().await?;
+                if t.contains(['\r', '\n']) {
+                    return Err(Error::invalid_config(
+                        "token provider returned a multi-line token",
+                    ));
+                }
+                if !t.is_empty() {
+                    h.push(("Authorization".into(), format!("Bearer {t}")));
+                }
+            }
+        }
+        if let Some(ua) = &cfg.user_agent {
+            h.push(("User-Agent".into(), ua.clone()));
+        }
+        // Later headers override earlier ones of the same name.
+        for (k, v) in cfg.headers.iter().chain(req.headers()) {
+            h.retain(|(hk, _)| !hk.eq_ignore_ascii_case(k));
+            h.push((k.clone(), v.clone()));
+        }
+        Ok(h)
+    }
+
+    /// One attempt: send, and for non-watches read the body, all within the
+    /// timeout. Returns the response and (non-watch) its body; non-success
+    /// statuses come back as `Ok` for the caller to classify.
+    async fn attempt(
+        &self,
+        http: HttpRequest,
+        watch: bool,
+        timeout: Option<Duration>,
+    ) -> Result<(HttpResponse, Option<Vec<u8>>), Error> {
+        let transport = self.0.transport.clone();
+        let work = async move {
+            let mut resp = transport.send(http).await?;
+            let ok = if watch {
+                resp.status == 200
+            } else {
+                (200..300).contains(&resp.status)
+            };
+            if watch && ok {
+                return Ok((resp, None));
+            }
+            let body = read_body(&mut resp.body).await?;
+            Ok((resp, Some(body)))
+        };
+        match timeout {
+            None => work.await,
+            Some(d) => {
+                let work = Box::pin(work);
+                match select(work, self.0.clock.sleep(d)).await {
+                    Either::Left((r, _)) => r,
+                    Either::Right(_) => {
+                        Err(Error::timeout(format!("no complete response within {d:?}")))
+                    }
+                }
+            }
+        }
+    }
+
+    async fn execute(
+        &self,
+        req: &Request,
+        watch: bool,
+    ) -> Result<(HttpResponse, Option<Vec<u8>>), Error> {
+        let cfg = &self.0.config;
+        let url = req.url(&cfg.base_url)?;
+        let timeout = req.timeout_override().or(cfg.timeout);
+        let mut retries = 0u32;
+        loop {
+            if !watch {
+                if let Some(l) = &self.0.limiter {
+                    l.acquire().await;
+                }
+            }
+            let http = HttpRequest {
+                method: req.method(),
+                url: url.clone(),
+                headers: self.headers(req).await?,
+                body: req.body_bytes().cloned(),
+                credentials: cfg.credentials,
+                is_watch: watch,
+            };
+            let err = match self.attempt(http, watch, timeout).await {
+                Ok((resp, body)) => {
+                    let ok = if watch {
+                        resp.status == 200
+                    } else {
+                        (200..300).contains(&resp.status)
+                    };
+                    if ok {
+                        return Ok((resp, body));
+                    }
+                    let retry_after = resp.retry_after_seconds();
+                    Error::from_response(resp.status, &body.unwrap_or_default(), retry_after)
+                }
+                Err(e) => e,
+            };
+            if !(req.is_retryable() && is_retryable_error(&err)) || retries >= cfg.max_retries {
+                return Err(err);
+            }
+            let wait = match err.retry_after() {
+                Some(d) => d,
+                None => {
+                    let r = self.0.rng.borrow_mut().next_f64();
+                    cfg.backoff.delay(retries, r)
+                }
+            };
+            retries += 1;
+            self.0.clock.sleep(wait).await;
+        }
+    }
+}
+
+/// Whether a failed attempt may be retried (for a retryable request).
+pub fn is_retryable_error(err: &Error) -> bool {
+    match err {
+        Error::Network { .. } => true,
+        Error::Api(a) => {
+            matches!(a.code, 429 | 500 | 502 | 503 | 504)
+                || (a.code >= 500 && a.retry_after_seconds.is_some())
+        }
+        _ => false,
+    }
+}
+
+async fn read_body(body: &mut BodyStream) -> Result<Vec<u8>, Error> {
+    let mut out: Vec<u8> = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        if out.is_empty() {
+            out = chunk;
+        } else {
+            out.extend_from_slice(&chunk);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,182 @@
+//! [`Transport`] over the global `fetch` (wasm32 only).
+//!
+//! `fetch` is looked up on `globalThis`, never on `window`, so the same code
+//! runs in a page, a Web Worker, Node ≥ 18 and edge runtimes. Each request
+//! gets its own `AbortController`; a guard aborts it when the send future or
+//! the response body is dropped, which closes the connection (a dropped
+//! watch frees its server-side watcher at once). The body is read through
+//! the `ReadableStream`'s reader, one `Uint8Array` chunk at a time, each
+//! copied once into wasm memory.
+use futures::future::LocalBoxFuture;
+use futures::StreamExt;
+use js_sys::{Function, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, Headers, ReadableStreamDefaultReader, RequestCredentials, RequestInit,
+    Response,
+};
+
+use super::config::CredentialsMode;
+use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
+use super::Error;
+
+/// The `fetch`-based transport. Stateless; one per client is plenty.
+#[derive(Debug, Clone, Default)]
+pub struct FetchTransport;
+
+impl FetchTransport {
+    /// A transport over `globalThis.fetch`.
+    pub fn new() -> Self {
+        FetchTransport
+    }
+}
+
+/// Aborts its controller when dropped (unless the exchange finished).
+struct AbortGuard(Option<AbortController>);
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            c.abort();
+        }
+    }
+}
+
+fn js_message(v: &JsValue) -> String {
+    if let Some(e) = v.dyn_ref::<js_sys::Error>() {
+        let msg: String = e.message().into();
+        // Node reports the real cause (ECONNREFUSED, …) on `cause`.
+        let cause = Reflect::get(v, &JsValue::from_str("cause"))
+            .ok()
+            .filter(|c| !c.is_undefined() && !c.is_null())
+            .map(|c| {
+                Reflect::get(&c, &JsValue::from_str("message"))
+                    .ok()
+                    .and_then(|m| m.as_string())
+                    .unwrap_or_else(|| format!("{c:?}"))
+            });
+        match cause {
+            Some(c) => format!("{msg} ({c})"),
+            None => msg,
+        }
+    } else {
+        v.as_string().unwrap_or_else(|| format!("{v:?}"))
+    }
+}
+
+fn is_abort(v: &JsValue) -> bool {
+    Reflect::get(v, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|n| n.as_string())
+        .is_some_and(|n| n == "AbortError")
+}
+
+fn classify(v: JsValue) -> Error {
+    if is_abort(&v) {
+        Error::Aborted
+    } else {
+        // A TypeError: the host hides whether it was DNS, refusal or CORS.
+        Error::network(js_message(&v))
+    }
+}
+
+fn js_err(what: &str, v: JsValue) -> Error {
+    Error::network(format!("{what}: {}", js_message(&v)))
+}
+
+async fn send(req: HttpRequest) -> Result<HttpResponse, Error> {
+    let global = js_sys::global();
+    let fetch: Function = Reflect::get(&global, &JsValue::from_str("fetch"))
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| Error::invalid_config("this JavaScript host has no global fetch"))?;
+    let controller = AbortController::new().map_err(|e| js_err("AbortController", e))?;
+    let guard = AbortGuard(Some(controller.clone()));
+
+    let headers = Headers::new().map_err(|e| js_err("Headers", e))?;
+    for (k, v) in &req.headers {
+        headers
+            .append(k, v)
+            .map_err(|e| Error::invalid_request(format!("header {k}: {}", js_message(&e))))?;
+    }
+    let init = RequestInit::new();
+    init.set_method(req.method.as_str());
+    init.set_headers(&headers);
+    init.set_signal(Some(&controller.signal()));
+    init.set_credentials(match req.credentials {
+        CredentialsMode::SameOrigin => RequestCredentials::SameOrigin,
+        CredentialsMode::Omit => RequestCredentials::Omit,
+        CredentialsMode::Include => RequestCredentials::Include,
+    });
+    if let Some(body) = &req.body {
+        init.set_body(&Uint8Array::from(&body[..]));
+    }
+    let promise = fetch
+        .call2(&global, &JsValue::from_str(&req.url), &init)
+        .map_err(classify)?;
+    let resp: Response = JsFuture::from(js_sys::Promise::resolve(&promise))
+        .await
+        .map_err(classify)?
+        .dyn_into()
+        .map_err(|_| Error::network("fetch resolved to something that is not a Response"))?;
+
+    let mut out_headers = Vec::new();
+    if let Ok(Some(iter)) = js_sys::try_iter(&resp.headers()) {
+        for entry in iter.flatten() {
+            let pair = js_sys::Array::from(&entry);
+            if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+                out_headers.push((k, v));
+            }
+        }
+    }
+    let status = resp.status();
+    let body: BodyStream = match resp.body() {
+        None => futures::stream::empty().boxed_local(),
+        Some(stream) => {
+            let reader: ReadableStreamDefaultReader = stream
+                .get_reader()
+                .dyn_into()
+                .map_err(|_| Error::network("response body has no default reader"))?;
+            body_stream(reader, guard)
+        }
+    };
+    Ok(HttpResponse {
+        status,
+        headers: out_headers,
+        body,
+    })
+}
+
+fn body_stream(reader: ReadableStreamDefaultReader, guard: AbortGuard) -> BodyStream {
+    // The guard lives in the stream state: dropping the stream aborts.
+    futures::stream::unfold(Some((reader, guard)), |state| async move {
+        let (reader, mut guard) = state?;
+        let result = match JsFuture::from(reader.read()).await {
+            Ok(r) => r,
+            Err(e) => return Some((Err(classify(e)), None)),
+        };
+        let done = Reflect::get(&result, &JsValue::from_str("done"))
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            // Finished: nothing left to abort.
+            guard.0 = None;
+            return None;
+        }
+        let value = Reflect::get(&result, &JsValue::from_str("value")).unwrap_or_default();
+        let chunk = match value.dyn_into::<Uint8Array>() {
+            Ok(a) => a.to_vec(),
+            Err(_) => return Some((Err(Error::network("body chunk is not a Uint8Array")), None)),
+        };
+        Some((Ok(chunk), Some((reader, guard))))
+    })
+    .boxed_local()
+}
+
+impl Transport for FetchTransport {
+    fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>> {
+        Box::pin(send(req))
+    }
+}

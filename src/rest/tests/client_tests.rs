@@ -1,0 +1,378 @@
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::json;
+
+use crate::rest::{
+    Backoff, Client, Config, Error, FakeResponse, FakeTransport, ListParams, Method, RateLimit,
+    Request, WatchParams,
+};
+use crate::rt::{run_until_stalled, spawn_local, Clock, FakeClock};
+
+fn setup(config: Config) -> (Client, FakeTransport, FakeClock) {
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let c = Client::with_transport(config, Rc::new(t.clone()), clock.shared()).expect("client");
+    (c, t, clock)
+}
+
+fn config() -> Config {
+    Config {
+        backoff: Backoff {
+            jitter: 0.0,
+            ..Backoff::default()
+        },
+        rate_limit: None,
+        ..Config::new("https://k8s.example/prefix")
+    }
+}
+
+/// Run `f` as a task; the result slot fills when it completes.
+fn start<T: 'static>(f: impl Future<Output = T> + 'static) -> Rc<RefCell<Option<T>>> {
+    let slot = Rc::new(RefCell::new(None));
+    let s = slot.clone();
+    spawn_local(async move {
+        *s.borrow_mut() = Some(f.await);
+    });
+    run_until_stalled();
+    slot
+}
+
+fn pod(name: &str) -> FakeResponse {
+    FakeResponse::json(200, &json!({"kind": "Pod", "metadata": {"name": name}}))
+}
+
+fn get_pod(c: &Client) -> impl Future<Output = Result<crate::rest::KubeObject, Error>> {
+    let c = c.clone();
+    async move {
+        c.send_object(&Request::get().namespace("ns").resource("pods").name("a"))
+            .await
+    }
+}
+
+/// RC-04: a 429 is retried after exactly its Retry-After.
+#[test]
+fn rc_04_retry_after_is_honoured() {
+    let (c, t, clock) = setup(config());
+    t.push(FakeResponse::status(429, "TooManyRequests", "slow down").header("Retry-After", "3"));
+    t.push(pod("a"));
+    let r = start(get_pod(&c));
+    assert_eq!(t.request_count(), 1);
+    clock.advance(Duration::from_millis(2999));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 1, "not before Retry-After");
+    clock.advance(Duration::from_millis(1));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 2);
+    assert_eq!(
+        r.borrow_mut().take().expect("done").expect("ok").name(),
+        "a"
+    );
+}
+
+/// RC-04: 5xx without Retry-After backs off exponentially, up to max_retries,
+/// then the last error is returned.
+#[test]
+fn rc_04_max_retries_with_capped_backoff() {
+    let (c, t, clock) = setup(Config {
+        max_retries: 3,
+        ..config()
+    });
+    for _ in 0..4 {
+        t.push(FakeResponse::status(503, "ServiceUnavailable", "busy"));
+    }
+    t.push(pod("never"));
+    let r = start(get_pod(&c));
+    let mut waits = Vec::new();
+    while r.borrow().is_none() {
+        let before = clock.now();
+        let next = clock.next_deadline().expect("a retry timer");
+        clock.set(next);
+        run_until_stalled();
+        waits.push(next - before);
+    }
+    assert_eq!(
+        waits,
+        [1, 2, 4].map(Duration::from_secs).to_vec(),
+        "1 s doubling"
+    );
+    assert_eq!(t.request_count(), 4, "1 try + 3 retries");
+    let err = r.borrow_mut().take().expect("done").expect_err("fails");
+    assert_eq!(err.code(), Some(503));
+}
+
+/// RC-04: create/update/patch/delete are never retried unless opted in.
+#[test]
+fn rc_04_no_retry_for_post_unless_opted_in() {
+    let (c, t, clock) = setup(config());
+    for method in [Method::Post, Method::Put, Method::Patch, Method::Delete] {
+        t.clear_requests();
+        t.push(FakeResponse::status(500, "InternalError", "x").header("Retry-After", "1"));
+        let c2 = c.clone();
+        let r = start(async move {
+            c2.send(
+                &Request::new(method)
+                    .resource("pods")
+                    .name("a")
+                    .json(&json!({})),
+            )
+            .await
+        });
+        assert!(r.borrow().as_ref().expect("done").is_err());
+        assert_eq!(t.request_count(), 1, "{method:?}");
+    }
+    t.clear_requests();
+    t.push_error(Error::network("reset"));
+    t.push(pod("b"));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.send_object(
+            &Request::post()
+                .resource("pods")
+                .json(&json!({}))
+                .retry_non_idempotent(true),
+        )
+        .await
+    });
+    clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 2);
+    assert_eq!(
+        r.borrow_mut().take().expect("done").expect("ok").name(),
+        "b"
+    );
+    // The body is replayed on the retry.
+    let reqs = t.requests();
+    assert_eq!(reqs[0].body, reqs[1].body);
+}
+
+/// Network errors on GET are retried; non-retryable statuses are not.
+#[test]
+fn rc_04_network_errors_retry_client_errors_do_not() {
+    let (c, t, clock) = setup(config());
+    t.push_error(Error::network("refused"));
+    t.push(pod("a"));
+    let r = start(get_pod(&c));
+    clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert!(r.borrow().as_ref().expect("done").is_ok());
+    t.clear_requests();
+    for (code, reason) in [
+        (404, "NotFound"),
+        (409, "Conflict"),
+        (400, "BadRequest"),
+        (501, "Unknown"),
+    ] {
+        t.push(FakeResponse::status(code, reason, "no"));
+    }
+    for _ in 0..4 {
+        let r = start(get_pod(&c));
+        assert!(r.borrow().as_ref().expect("done immediately").is_err());
+    }
+    assert_eq!(t.request_count(), 4);
+}
+
+/// The request timeout is measured on the clock and drops (aborts) the fetch.
+#[test]
+fn timeout_aborts_the_request() {
+    let (c, t, clock) = setup(Config {
+        timeout: Some(Duration::from_secs(10)),
+        ..config()
+    });
+    let pending = t.push_pending();
+    let r = start(get_pod(&c));
+    clock.advance(Duration::from_secs(9));
+    run_until_stalled();
+    assert!(r.borrow().is_none());
+    assert!(!pending.is_cancelled());
+    clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert!(matches!(
+        r.borrow_mut().take().expect("done"),
+        Err(Error::Timeout { .. })
+    ));
+    assert!(pending.is_cancelled(), "the transport future was dropped");
+    assert_eq!(t.request_count(), 1, "a timeout is not retried");
+    assert_eq!(t.in_flight(), 0);
+}
+
+/// Dropping the request future aborts the exchange.
+#[test]
+fn dropping_the_request_aborts_it() {
+    let (c, t, _clock) = setup(config());
+    let pending = t.push_pending();
+    let handle = {
+        let c = c.clone();
+        spawn_local(async move {
+            let _ = c.send(&Request::get().resource("pods")).await;
+        })
+    };
+    run_until_stalled();
+    assert_eq!(t.in_flight(), 1);
+    handle.abort();
+    run_until_stalled();
+    assert!(pending.is_cancelled());
+    assert_eq!(t.in_flight(), 0);
+}
+
+/// The token provider is asked once per attempt (rotation is picked up),
+/// headers are assembled in order and later ones win.
+#[test]
+fn token_provider_is_called_per_request() {
+    let calls = Rc::new(Cell::new(0u32));
+    let k = calls.clone();
+    let mut cfg = config()
+        .token_provider(move || {
+            k.set(k.get() + 1);
+            let n = k.get();
+            async move { Ok(format!("tok-{n}")) }
+        })
+        .header("Impersonate-User", "alice");
+    cfg.user_agent = Some("kubewasm-test".into());
+    let (c, t, clock) = setup(cfg);
+    t.push(pod("a"));
+    t.push_error(Error::network("x"));
+    t.push(pod("a"));
+    let _ = start(get_pod(&c));
+    let _ = start(get_pod(&c));
+    clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    let auth: Vec<_> = t
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap_or("").to_string())
+        .collect();
+    assert_eq!(auth, ["Bearer tok-1", "Bearer tok-2", "Bearer tok-3"]);
+    assert_eq!(calls.get(), 3);
+    let r = t.last_request().expect("req");
+    assert_eq!(r.header("accept"), Some("application/json"));
+    assert_eq!(r.header("impersonate-user"), Some("alice"));
+    assert_eq!(r.header("user-agent"), Some("kubewasm-test"));
+    assert_eq!(
+        r.url,
+        "https://k8s.example/prefix/api/v1/namespaces/ns/pods/a"
+    );
+    // A failing provider fails the request without sending it.
+    let (c, t, _clock) = setup(
+        config().token_provider(|| async { Err::<String, _>(Error::invalid_config("no token")) }),
+    );
+    let r = start(get_pod(&c));
+    assert!(matches!(
+        r.borrow_mut().take().expect("done"),
+        Err(Error::InvalidConfig { .. })
+    ));
+    assert_eq!(t.request_count(), 0);
+}
+
+/// RC-04: the client-side limiter paces requests on the clock; watches are
+/// exempt.
+#[test]
+fn rc_04_rate_limiter_paces_requests_but_not_watches() {
+    let (c, t, clock) = setup(Config {
+        rate_limit: Some(RateLimit { qps: 2.0, burst: 2 }),
+        ..config()
+    });
+    t.set_handler(|req| {
+        Some(Ok(if req.is_watch {
+            FakeResponse::streaming(200).0
+        } else {
+            FakeResponse::json(200, &json!({"metadata": {"name": "x"}}))
+        }))
+    });
+    let done: Vec<_> = (0..4).map(|_| start(get_pod(&c))).collect();
+    let finished = || done.iter().filter(|d| d.borrow().is_some()).count();
+    assert_eq!(finished(), 2, "burst of 2");
+    for _ in 0..3 {
+        let c = c.clone();
+        let _ = start(async move { c.watch(&Request::get().resource("pods")).await.map(|_| ()) });
+    }
+    assert_eq!(t.request_count(), 5, "watches are not limited");
+    clock.advance(Duration::from_millis(499));
+    run_until_stalled();
+    assert_eq!(finished(), 2);
+    clock.advance(Duration::from_millis(1));
+    run_until_stalled();
+    assert_eq!(finished(), 3);
+    clock.advance(Duration::from_millis(500));
+    run_until_stalled();
+    assert_eq!(finished(), 4);
+}
+
+/// RC-03: a non-200 watch answer is an API error from its Status; a watch
+/// stream carries the events; the watch URL has watch=true.
+#[test]
+fn rc_03_watch_errors_and_events() {
+    let (c, t, _clock) = setup(config());
+    t.push(FakeResponse::status(410, "Expired", "too old"));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.watch(&Request::get().resource("pods").watch_params(&WatchParams {
+            resource_version: Some("5".into()),
+            ..Default::default()
+        }))
+        .await
+        .map(|_| ())
+    });
+    let err = r.borrow_mut().take().expect("done").expect_err("410");
+    assert!(err.is_gone(), "{err:?}");
+    assert_eq!(t.request_count(), 1, "410 is not retried");
+    assert_eq!(
+        t.last_request().expect("req").url,
+        "https://k8s.example/prefix/api/v1/pods?watch=true&resourceVersion=5"
+    );
+
+    let (resp, tx) = FakeResponse::streaming(200);
+    t.push(resp);
+    let c2 = c.clone();
+    let events = start(async move {
+        let w = c2.watch(&Request::get().resource("pods")).await?;
+        Ok::<_, Error>(
+            w.map(|e| e.map(|e| e.type_name()))
+                .collect::<Vec<_>>()
+                .await,
+        )
+    });
+    tx.send(&b"{\"type\":\"ADDED\",\"object\":{}}\n{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}\n"[..]);
+    drop(tx);
+    run_until_stalled();
+    let events = events.borrow_mut().take().expect("done").expect("ok");
+    assert_eq!(events, vec![Ok("ADDED"), Ok("ERROR")]);
+    assert_eq!(t.open_bodies(), 0);
+}
+
+/// LIST pages decode; the request carries the list parameters.
+#[test]
+fn send_list_decodes_a_page() {
+    let (c, t, _clock) = setup(config());
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "PodList", "apiVersion": "v1",
+                "metadata": {"resourceVersion": "9", "continue": "next"},
+                "items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]}),
+    ));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.send_list(&Request::get().resource("pods").list_params(&ListParams {
+            limit: Some(2),
+            ..Default::default()
+        }))
+        .await
+    });
+    let page = r.borrow_mut().take().expect("done").expect("ok");
+    assert_eq!(page.items.len(), 2);
+    assert_eq!(page.continue_token.as_deref(), Some("next"));
+    assert!(t
+        .last_request()
+        .expect("req")
+        .url
+        .ends_with("/api/v1/pods?limit=2"));
+    // A watch request cannot be sent as a plain request.
+    let r = start(async move { c.send(&Request::get().resource("pods").watch()).await });
+    assert!(matches!(
+        r.borrow_mut().take().expect("done"),
+        Err(Error::InvalidRequest { .. })
+    ));
+}

@@ -1,0 +1,5 @@
+//! Behaviour tests of the REST layer that span several files (the watch
+//! path end to end, the client's retry and auth decisions on a fake clock).
+mod client_tests;
+mod error_tests;
+mod watch_tests;

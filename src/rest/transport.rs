@@ -1,0 +1,92 @@
+//! The transport seam: one HTTP exchange, with the response body as a stream
+//! of byte chunks. [`FetchTransport`](super::FetchTransport) implements it over
+//! the global `fetch` in wasm; [`FakeTransport`](super::FakeTransport) scripts
+//! it for native tests of every layer above.
+//!
+//! Cancellation is by drop: dropping the future returned by
+//! [`Transport::send`] or the [`BodyStream`] of a response must abort the
+//! underlying request. Timeouts are the [`Client`](super::Client)'s job (on its
+//! clock), so transports need none of their own.
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
+use futures::stream::LocalBoxStream;
+
+use super::config::CredentialsMode;
+use super::request::Method;
+use super::Error;
+
+/// A response body: byte chunks as they arrive; an `Err` item is a failure
+/// mid-body (a reset connection) and ends it; end of stream is a clean close.
+pub type BodyStream = LocalBoxStream<'static, Result<Vec<u8>, Error>>;
+
+/// One HTTP request as the transport sees it (URL complete, headers final).
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// Method.
+    pub method: Method,
+    /// Absolute (or page-relative) URL.
+    pub url: String,
+    /// Headers, including `Authorization` and `Content-Type`.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes (shared, so retries do not copy them).
+    pub body: Option<Rc<[u8]>>,
+    /// `fetch` credentials mode.
+    pub credentials: CredentialsMode,
+    /// Whether this is a watch (a long-lived streamed response).
+    pub is_watch: bool,
+}
+
+impl HttpRequest {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+}
+
+/// An HTTP response: status, headers, and the body still to be read.
+pub struct HttpResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers (names lower-case as `fetch` reports them).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: BodyStream,
+}
+
+impl HttpResponse {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+
+    /// `Retry-After` in whole seconds, if present and numeric (the HTTP-date
+    /// form is not used by the API server).
+    pub fn retry_after_seconds(&self) -> Option<u32> {
+        self.header("retry-after")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+    }
+}
+
+impl std::fmt::Debug for HttpResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpResponse")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Performs HTTP exchanges. Implementations must abort the request when the
+/// returned future or the response body is dropped.
+pub trait Transport {
+    /// Send `req`; resolves once the response headers are in.
+    fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>>;
+}

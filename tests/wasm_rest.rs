@@ -1,0 +1,349 @@
+//! The REST client against the simulated API server, in whatever JS host runs
+//! it (Node, a Chromium page, a dedicated Web Worker): no host-specific
+//! configuration here, so the same file runs everywhere.
+//!
+//! Needs `KUBEWASM_SIM_URL` (and `KUBEWASM_SIM_TOKEN` when the sim runs with
+//! `--token`) at compile time; `make test` starts the sim and sets both.
+#![cfg(target_arch = "wasm32")]
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use kubewasm::rest::{
+    Client, Config, Error, ListParams, PatchParams, PatchType, Request, WatchEvent, WatchParams,
+};
+use kubewasm::rt::real_clock;
+use serde_json::{json, Value};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn sim_url() -> &'static str {
+    match option_env!("KUBEWASM_SIM_URL") {
+        Some(u) if !u.is_empty() => u,
+        _ => panic!(
+            "KUBEWASM_SIM_URL was not set at build time: start kubewasm-sim and build the \
+             tests with KUBEWASM_SIM_URL=http://127.0.0.1:PORT (make test does this)"
+        ),
+    }
+}
+
+fn token() -> Option<&'static str> {
+    option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty())
+}
+
+fn client() -> Client {
+    let mut cfg = Config::new(sim_url());
+    if let Some(t) = token() {
+        cfg = cfg.bearer_token(t);
+    }
+    Client::new(cfg).expect("client")
+}
+
+/// A name no other run of these tests uses.
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{:08x}",
+        (js_sys::Math::random() * f64::from(u32::MAX)) as u32
+    )
+}
+
+async fn sim_post(c: &Client, path: &str, body: Value) -> Value {
+    c.send_json(&Request::post().path(path).json(&body))
+        .await
+        .unwrap_or_else(|e| panic!("POST {path}: {e}"))
+}
+
+async fn sim_stats(c: &Client) -> Value {
+    c.send_json(&Request::get().path("/sim/stats"))
+        .await
+        .expect("GET /sim/stats")
+}
+
+async fn clear_faults(c: &Client) {
+    c.send(&Request::post().path("/sim/faults/clear"))
+        .await
+        .expect("clear faults");
+}
+
+/// A fresh namespace for one test (AlreadyExists is fine).
+async fn namespace(c: &Client, prefix: &str) -> String {
+    let ns = unique(prefix);
+    let req = Request::post()
+        .resource("namespaces")
+        .json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
+    match c.send(&req).await {
+        Ok(_) => {}
+        Err(e) if e.is_already_exists() => {}
+        Err(e) => panic!("create namespace: {e}"),
+    }
+    ns
+}
+
+fn configmap(name: &str, value: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "labels": {"suite": "wasm-rest"}},
+           "data": {"k": value}})
+}
+
+async fn wait_for_open_watches(c: &Client, want: i64) -> i64 {
+    let clock = real_clock();
+    let start = clock.now();
+    loop {
+        let n = sim_stats(c).await["openWatches"].as_i64().unwrap_or(-1);
+        if n == want || clock.now() - start > Duration::from_secs(10) {
+            return n;
+        }
+        clock.sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The bearer token reaches the server; without it the sim answers 401.
+#[wasm_bindgen_test]
+async fn bearer_token_is_sent() {
+    let c = client();
+    let list = c
+        .send_list(&Request::get().resource("namespaces"))
+        .await
+        .expect("authorized list");
+    assert!(!list.resource_version.is_empty());
+    if token().is_some() {
+        let anon = Client::new(Config::new(sim_url())).expect("client");
+        let err = anon
+            .send(&Request::get().resource("namespaces"))
+            .await
+            .expect_err("no token");
+        assert!(err.is_unauthorized(), "{err:?}");
+        let wrong = Client::new(Config::new(sim_url()).bearer_token("wrong")).expect("client");
+        let err = wrong
+            .send(&Request::get().resource("namespaces"))
+            .await
+            .expect_err("wrong token");
+        assert!(err.is_unauthorized(), "{err:?}");
+    }
+}
+
+/// Status errors from the server keep their reason (404, 409).
+#[wasm_bindgen_test]
+async fn api_errors_are_classified() {
+    let c = client();
+    let ns = namespace(&c, "rest-err").await;
+    let err = c
+        .send(
+            &Request::get()
+                .namespace(&ns)
+                .resource("configmaps")
+                .name("missing"),
+        )
+        .await
+        .expect_err("404");
+    assert!(err.is_not_found(), "{err:?}");
+    let create = Request::post()
+        .namespace(&ns)
+        .resource("configmaps")
+        .json(&configmap("dup", "1"));
+    c.send(&create).await.expect("created");
+    let err = c.send(&create).await.expect_err("409");
+    assert!(err.is_already_exists(), "{err:?}");
+    let err = c
+        .send(&Request::get().resource("pods").list_params(&ListParams {
+            label_selector: Some("a in (".into()),
+            ..Default::default()
+        }))
+        .await
+        .expect_err("bad selector");
+    assert_eq!(err.code(), Some(400), "{err:?}");
+}
+
+/// RC-02: a watch from a resourceVersion replays ADDED/MODIFIED/DELETED in
+/// order, with every body written in random small pieces.
+#[wasm_bindgen_test]
+async fn watch_from_rv_delivers_events_in_order_with_split_chunks() {
+    let c = client();
+    clear_faults(&c).await;
+    let ns = namespace(&c, "rest-watch").await;
+    let cms = Request::get().namespace(&ns).resource("configmaps");
+    let start_rv = c.send_list(&cms).await.expect("list").resource_version;
+
+    let name = unique("cm");
+    let created = c
+        .send_object(
+            &Request::post()
+                .namespace(&ns)
+                .resource("configmaps")
+                .json(&configmap(&name, "é1")),
+        )
+        .await
+        .expect("create");
+    assert_eq!(created.name(), name);
+    let patched = c
+        .send_object(
+            &Request::patch()
+                .namespace(&ns)
+                .resource("configmaps")
+                .name(&name)
+                .patch_params(&PatchParams::default(), PatchType::Merge)
+                .json(&json!({"data": {"k": "日本2"}})),
+        )
+        .await
+        .expect("patch");
+    assert_ne!(patched.resource_version(), created.resource_version());
+    c.send(
+        &Request::delete()
+            .namespace(&ns)
+            .resource("configmaps")
+            .name(&name),
+    )
+    .await
+    .expect("delete");
+
+    sim_post(&c, "/sim/faults", json!({"splitChunks": true, "seed": 7})).await;
+    let mut w = c
+        .watch(&cms.clone().watch_params(&WatchParams {
+            resource_version: Some(start_rv),
+            ..Default::default()
+        }))
+        .await
+        .expect("watch");
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        match w.next().await {
+            Some(Ok(ev)) => {
+                let o = ev.object().expect("object").clone();
+                if o.name() == name {
+                    seen.push((ev.type_name(), o.resource_version().to_string()));
+                    if let WatchEvent::Modified(o) = &ev {
+                        let v: Value = o.decode().expect("decode");
+                        assert_eq!(v["data"]["k"], "日本2");
+                    }
+                }
+            }
+            other => panic!("watch ended early: {other:?}"),
+        }
+    }
+    clear_faults(&c).await;
+    let types: Vec<_> = seen.iter().map(|(t, _)| *t).collect();
+    assert_eq!(types, ["ADDED", "MODIFIED", "DELETED"]);
+    assert_eq!(seen[0].1, created.resource_version());
+    assert_eq!(seen[1].1, patched.resource_version());
+}
+
+/// A compacted resourceVersion surfaces as a typed 410: an ERROR event on
+/// the watch, an API error on an exact list.
+#[wasm_bindgen_test]
+async fn compacted_rv_is_a_typed_410() {
+    let c = client();
+    clear_faults(&c).await;
+    let ns = namespace(&c, "rest-410").await;
+    let cms = Request::get().namespace(&ns).resource("configmaps");
+    let old_rv = c.send_list(&cms).await.expect("list").resource_version;
+    c.send(
+        &Request::post()
+            .namespace(&ns)
+            .resource("configmaps")
+            .json(&configmap(&unique("cm"), "x")),
+    )
+    .await
+    .expect("create");
+    sim_post(&c, "/sim/compact", json!({})).await;
+
+    let mut w = c
+        .watch(&cms.clone().watch_params(&WatchParams {
+            resource_version: Some(old_rv.clone()),
+            ..Default::default()
+        }))
+        .await
+        .expect("watch opens, then reports the error in-band");
+    match w.next().await {
+        Some(Ok(WatchEvent::Error(status))) => {
+            assert_eq!(status.code, 410);
+            let err = Error::from(status);
+            assert!(err.is_gone(), "{err:?}");
+        }
+        other => panic!("expected an ERROR event, got {other:?}"),
+    }
+
+    let err = c
+        .send_list(&cms.clone().list_params(&ListParams {
+            resource_version: Some(old_rv),
+            resource_version_match: Some("Exact".into()),
+            ..Default::default()
+        }))
+        .await
+        .expect_err("410 on an exact list");
+    assert!(err.is_gone(), "{err:?}");
+}
+
+/// RC-04: a 429 is retried after its Retry-After.
+#[wasm_bindgen_test]
+async fn status_429_is_retried_after_retry_after() {
+    let c = client();
+    clear_faults(&c).await;
+    sim_post(
+        &c,
+        "/sim/faults",
+        json!({"status429": {"count": 1, "retryAfterSeconds": 1}}),
+    )
+    .await;
+    let clock = real_clock();
+    let start = clock.now();
+    let list = c.send_list(&Request::get().resource("namespaces")).await;
+    let elapsed = clock.now() - start;
+    clear_faults(&c).await;
+    assert!(list.is_ok(), "{list:?}");
+    assert!(
+        elapsed >= Duration::from_millis(950),
+        "retried after only {elapsed:?}"
+    );
+
+    // Not retried for a create.
+    sim_post(
+        &c,
+        "/sim/faults",
+        json!({"status429": {"count": 1, "retryAfterSeconds": 1}}),
+    )
+    .await;
+    let ns = unique("rest-429");
+    let err = c
+        .send(
+            &Request::post()
+                .resource("namespaces")
+                .json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})),
+        )
+        .await
+        .expect_err("429 for a POST");
+    clear_faults(&c).await;
+    assert!(err.is_too_many_requests(), "{err:?}");
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(1)));
+}
+
+/// Dropping a watch stream aborts its fetch: the sim's open-watch count
+/// goes back down.
+#[wasm_bindgen_test]
+async fn dropping_a_watch_closes_the_connection() {
+    let c = client();
+    clear_faults(&c).await;
+    let before = sim_stats(&c).await["openWatches"].as_i64().expect("count");
+    let w = c
+        .watch(&Request::get().resource("configmaps"))
+        .await
+        .expect("watch");
+    assert_eq!(wait_for_open_watches(&c, before + 1).await, before + 1);
+    drop(w);
+    assert_eq!(wait_for_open_watches(&c, before).await, before);
+}
+
+/// A request timeout aborts a slow request with a typed error.
+#[wasm_bindgen_test]
+async fn request_timeout_is_typed() {
+    let c = client();
+    sim_post(&c, "/sim/faults", json!({"latencyMs": 2000})).await;
+    let err = c
+        .send(
+            &Request::get()
+                .resource("namespaces")
+                .timeout(Duration::from_millis(200)),
+        )
+        .await
+        .expect_err("timeout");
+    clear_faults(&c).await;
+    assert!(err.is_timeout(), "{err:?}");
+}
