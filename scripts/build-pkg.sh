@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 rm -rf pkg
-wasm-pack build --release --target web --out-dir pkg/web --out-name kubewasm . 
-wasm-pack build --release --target bundler --out-dir pkg/bundler --out-name kubewasm .
+wasm-pack build --release --weak-refs --target web --out-dir pkg/web --out-name kubewasm . 
+wasm-pack build --release --weak-refs --target bundler --out-dir pkg/bundler --out-name kubewasm .
 # wasm-pack writes its own package.json/README/.gitignore per target; the
 # package's top level comes from pkg-template/.
 rm -f pkg/web/package.json pkg/bundler/package.json pkg/web/.gitignore pkg/bundler/.gitignore pkg/web/README.md pkg/bundler/README.md

@@ -69,3 +69,36 @@ impl From<KubeErrorInit> for JsValue {
         e.into_js()
     }
 }
+
+/// The `KubeError` for a REST-layer error.
+pub fn from_rest(e: &crate::rest::Error) -> JsValue {
+    use crate::rest::Error as E;
+    let (code, reason) = match e {
+        E::Api(a) => (a.code, a.reason.clone()),
+        E::Network { .. } => (0, "Network".to_string()),
+        E::Timeout { .. } => (0, "Timeout".to_string()),
+        E::Aborted => (0, "Aborted".to_string()),
+        E::Decode { .. } => (0, "Decode".to_string()),
+        E::InvalidConfig { .. } | E::InvalidRequest { .. } => (0, "Invalid".to_string()),
+        E::LineTooLong { .. } => (0, "LineTooLong".to_string()),
+    };
+    let status = match e {
+        E::Api(a) if a.is_status => serde_wasm_bindgen::to_value(&crate::rest::Status {
+            status: "Failure".into(),
+            message: a.message.clone(),
+            reason: a.reason.clone(),
+            details: a.details.clone(),
+            code: a.code,
+        })
+        .ok(),
+        _ => None,
+    };
+    KubeErrorInit {
+        message: e.to_string(),
+        code,
+        reason,
+        position: None,
+        status,
+    }
+    .into_js()
+}

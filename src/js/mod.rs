@@ -7,9 +7,12 @@
 //! Typings come from `typescript_custom_section` blocks next to the code they
 //! describe, so the `.d.ts` has no `any` in the public surface.
 
+mod client;
 mod error;
+mod object;
 mod options;
 mod workqueue;
 
+pub use client::{KubeClient, ResourceClient, WatchIterator};
 pub use error::KubeErrorInit;
 pub use workqueue::{WorkQueue, WorkerPoolHandle};

@@ -1,0 +1,540 @@
+//! `KubeClient` and `ResourceClient`: the REST client for JS — configuration,
+//! CRUD on any resource, and watches as async iterables.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures::StreamExt;
+use js_sys::{Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::error::{from_rest, KubeErrorInit};
+use super::object::to_js;
+use super::options::{self, millis};
+use crate::rest::{
+    Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
+    PostParams, RateLimit, Request, WatchEvent, WatchParams, WatchStream,
+};
+
+#[wasm_bindgen(typescript_custom_section)]
+const CLIENT_TS: &'static str = r#"
+/** Object metadata as the API server sends it. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  [field: string]: unknown;
+}
+
+/** Any Kubernetes object. Bring precise typings (e.g. `kubernetes-types`) through the generic parameters. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** How to reach and authenticate to the API server. */
+export interface ClientOptions {
+  /** Base URL, may carry a path prefix (`http://127.0.0.1:8001`, `https://dash.example/k8s`); an absolute path (`/k8s`) is resolved against the page. */
+  server: string;
+  /** A fixed bearer token. */
+  token?: string;
+  /** Called before every request for a fresh bearer token (token rotation). */
+  tokenProvider?: () => Promise<string> | string;
+  /** Headers sent with every request (e.g. `Impersonate-User`). */
+  headers?: Record<string, string>;
+  /** `fetch` credentials mode; `include` for cookie-authenticated proxies. */
+  credentials?: 'omit' | 'same-origin' | 'include';
+  /** Request timeout in ms (default 60,000). */
+  timeoutMs?: number;
+  /** Client-side rate limit (default 20 requests/s, burst 50; watches are exempt). */
+  qps?: number;
+  burst?: number;
+  /** Retries of idempotent requests on 429/5xx/network errors (default 10). */
+  maxRetries?: number;
+}
+
+/** Which resource a `ResourceClient` addresses. */
+export interface ResourceRef {
+  /** API group; empty or absent for the core group. */
+  group?: string;
+  version: string;
+  /** Plural resource name, e.g. `pods`, `deployments`, `widgets`. */
+  resource: string;
+  /** Namespace; absent for cluster-scoped resources or all namespaces. */
+  namespace?: string;
+}
+
+/** Options of a list call. */
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+}
+
+/** One page of a list. */
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** Options of a watch. */
+export interface WatchOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+}
+
+/** One watch event. */
+export interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+  object: T;
+}
+
+/** Options of writes. */
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldManager?: string;
+  force?: boolean;
+}
+
+export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
+"#;
+
+/// The REST client: configuration shared by every resource client.
+#[wasm_bindgen]
+pub struct KubeClient {
+    client: Client,
+}
+
+impl KubeClient {
+    /// The underlying Rust client (for informers).
+    pub fn inner(&self) -> &Client {
+        &self.client
+    }
+}
+
+fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
+    let server = options::string(opts, "server")?.unwrap_or_default();
+    let mut config = Config::new(server);
+    if let Some(t) = options::string(opts, "token")? {
+        config = config.bearer_token(t);
+    }
+    if let Some(provider) = options::function(opts, "tokenProvider")? {
+        let provider = Rc::new(provider);
+        config = config.token_provider(move || {
+            let provider = provider.clone();
+            async move {
+                let mut v = provider
+                    .call0(&JsValue::NULL)
+                    .map_err(|e| Error::invalid_config(format!("tokenProvider threw: {e:?}")))?;
+                if let Some(p) = v.dyn_ref::<Promise>() {
+                    v = JsFuture::from(p.clone()).await.map_err(|e| {
+                        Error::invalid_config(format!("tokenProvider rejected: {e:?}"))
+                    })?;
+                }
+                v.as_string()
+                    .ok_or_else(|| Error::invalid_config("tokenProvider must return a string"))
+            }
+        });
+    }
+    if let Some(h) = options::prop(opts, "headers") {
+        let entries = Object::entries(h.unchecked_ref());
+        for e in entries.iter() {
+            let k = Reflect::get_u32(&e, 0).ok().and_then(|v| v.as_string());
+            let v = Reflect::get_u32(&e, 1).ok().and_then(|v| v.as_string());
+            match (k, v) {
+                (Some(k), Some(v)) => config = config.header(k, v),
+                _ => {
+                    return Err(KubeErrorInit::invalid(
+                        "option `headers` must map strings to strings",
+                    ))
+                }
+            }
+        }
+    }
+    config.credentials = match options::string(opts, "credentials")?.as_deref() {
+        None | Some("same-origin") => CredentialsMode::SameOrigin,
+        Some("omit") => CredentialsMode::Omit,
+        Some("include") => CredentialsMode::Include,
+        Some(other) => {
+            return Err(KubeErrorInit::invalid(format!(
+                "option `credentials` must be omit, same-origin or include, not {other:?}"
+            )))
+        }
+    };
+    if let Some(ms) = options::number(opts, "timeoutMs")? {
+        config.timeout = Some(millis(ms.max(1.0)));
+    }
+    let qps = options::number(opts, "qps")?;
+    let burst = options::number(opts, "burst")?;
+    if qps.is_some() || burst.is_some() {
+        let d = RateLimit::default();
+        config.rate_limit = Some(RateLimit {
+            qps: qps.unwrap_or(d.qps),
+            burst: burst.map_or(d.burst, |b| b.clamp(1.0, u32::MAX as f64) as u32),
+        });
+    }
+    if let Some(n) = options::number(opts, "maxRetries")? {
+        config.max_retries = n.min(1000.0) as u32;
+    }
+    Ok(config)
+}
+
+#[wasm_bindgen]
+impl KubeClient {
+    /// Create a client. Throws `KubeError` (reason `Invalid`) on bad options.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "ClientOptions")] opts: JsValue,
+    ) -> Result<KubeClient, JsValue> {
+        let config = config_from_js(&opts)?;
+        let client = Client::new(config).map_err(|e| from_rest(&e))?;
+        Ok(KubeClient { client })
+    }
+
+    /// A client for one resource (any group/version/resource, CRDs included).
+    #[wasm_bindgen(unchecked_return_type = "ResourceClient")]
+    pub fn resource(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ResourceRef")] r: JsValue,
+    ) -> Result<ResourceClient, JsValue> {
+        let group = options::string(&r, "group")?.unwrap_or_default();
+        let version = options::string(&r, "version")?
+            .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
+        let resource = options::string(&r, "resource")?
+            .ok_or_else(|| KubeErrorInit::invalid("`resource` is required"))?;
+        let namespace = options::string(&r, "namespace")?.filter(|n| !n.is_empty());
+        Ok(ResourceClient {
+            client: self.client.clone(),
+            group,
+            version,
+            resource,
+            namespace,
+        })
+    }
+}
+
+/// CRUD and watch on one resource. Objects are plain, frozen JSON objects.
+#[wasm_bindgen]
+pub struct ResourceClient {
+    client: Client,
+    group: String,
+    version: String,
+    resource: String,
+    namespace: Option<String>,
+}
+
+impl ResourceClient {
+    fn base(&self, req: Request, ns: Option<&str>) -> Request {
+        let req = req.group_version(&self.group, &self.version);
+        req.namespace_opt(ns.or(self.namespace.as_deref()))
+            .resource(&self.resource)
+    }
+
+    fn spawn_object(&self, req: Request) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            let obj = client.send_object(&req).await.map_err(|e| from_rest(&e))?;
+            Ok(to_js(&obj))
+        })
+    }
+}
+
+fn write_params(opts: &JsValue) -> Result<(bool, Option<String>, bool), KubeErrorInit> {
+    let dry = options::prop(opts, "dryRun")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let fm = options::string(opts, "fieldManager")?;
+    let force = options::prop(opts, "force")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    Ok((dry, fm, force))
+}
+
+fn json_body(value: &JsValue) -> Result<String, KubeErrorInit> {
+    js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| KubeErrorInit::invalid("the object could not be serialized to JSON"))
+}
+
+#[wasm_bindgen]
+impl ResourceClient {
+    /// Get one object by name (and namespace, if the client has none).
+    #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
+    pub fn get(&self, name: String, namespace: Option<String>) -> Promise {
+        self.spawn_object(self.base(Request::get(), namespace.as_deref()).name(name))
+    }
+
+    /// List one page (or everything when no `limit` is given).
+    #[wasm_bindgen(unchecked_return_type = "Promise<ListResult<KubeObject>>")]
+    pub fn list(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ListOptions")] opts: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let p = ListParams {
+            label_selector: options::string(&opts, "labelSelector")?,
+            field_selector: options::string(&opts, "fieldSelector")?,
+            limit: options::number(&opts, "limit")?.map(|n| n as u32),
+            continue_token: options::string(&opts, "continue")?,
+            resource_version: options::string(&opts, "resourceVersion")?,
+            ..Default::default()
+        };
+        let req = self.base(Request::get(), None).list_params(&p);
+        let client = self.client.clone();
+        Ok(future_to_promise(async move {
+            let list = client.send_list(&req).await.map_err(|e| from_rest(&e))?;
+            let items: js_sys::Array = list.items.iter().map(to_js).collect();
+            let out = Object::new();
+            let _ = Reflect::set(&out, &"items".into(), &items);
+            let _ = Reflect::set(
+                &out,
+                &"resourceVersion".into(),
+                &list.resource_version.into(),
+            );
+            if let Some(c) = list.continue_token {
+                let _ = Reflect::set(&out, &"continue".into(), &c.into());
+            }
+            if let Some(n) = list.remaining_item_count {
+                let _ = Reflect::set(
+                    &out,
+                    &"remainingItemCount".into(),
+                    &JsValue::from_f64(n as f64),
+                );
+            }
+            Ok(out.into())
+        }))
+    }
+
+    /// Create an object.
+    #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
+    pub fn create(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let (dry_run, field_manager, _) = write_params(&opts)?;
+        let ns = options::prop(&obj, "metadata")
+            .and_then(|m| options::string(&m, "namespace").ok().flatten());
+        let body = json_body(&obj)?;
+        let req = self
+            .base(Request::post(), ns.as_deref())
+            .post_params(&PostParams {
+                dry_run,
+                field_manager,
+            })
+            .body(body.into_bytes(), "application/json");
+        Ok(self.spawn_object(req))
+    }
+
+    /// Replace an object (optimistic concurrency through `metadata.resourceVersion`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
+    pub fn replace(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let (dry_run, field_manager, _) = write_params(&opts)?;
+        let meta = options::prop(&obj, "metadata");
+        let name = meta
+            .as_ref()
+            .and_then(|m| options::string(m, "name").ok().flatten())
+            .ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?;
+        let ns = meta
+            .as_ref()
+            .and_then(|m| options::string(m, "namespace").ok().flatten());
+        let body = json_body(&obj)?;
+        let req = self
+            .base(Request::put(), ns.as_deref())
+            .name(name)
+            .post_params(&PostParams {
+                dry_run,
+                field_manager,
+            })
+            .body(body.into_bytes(), "application/json");
+        Ok(self.spawn_object(req))
+    }
+
+    /// Patch an object: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
+    pub fn patch(
+        &self,
+        name: String,
+        patch: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: String,
+        #[wasm_bindgen(unchecked_param_type = "WriteOptions & { namespace?: string }")]
+        opts: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let kind = match kind.as_str() {
+            "merge" => PatchType::Merge,
+            "strategic" => PatchType::Strategic,
+            "json" => PatchType::Json,
+            "apply" => PatchType::Apply,
+            other => {
+                return Err(KubeErrorInit::invalid(format!(
+                    "patch type must be merge, strategic, json or apply, not {other:?}"
+                ))
+                .into())
+            }
+        };
+        let (dry_run, field_manager, force) = write_params(&opts)?;
+        let ns = options::string(&opts, "namespace")?;
+        let body = json_body(&patch)?;
+        let req = self
+            .base(Request::patch(), ns.as_deref())
+            .name(name)
+            .patch_params(
+                &PatchParams {
+                    dry_run,
+                    field_manager,
+                    force,
+                },
+                kind,
+            )
+            .body(body.into_bytes(), kind.content_type());
+        Ok(self.spawn_object(req))
+    }
+
+    /// Delete an object; resolves with the server's answer (the object or a Status).
+    #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>", js_name = "delete")]
+    pub fn delete_(&self, name: String, namespace: Option<String>) -> Promise {
+        let req = self
+            .base(Request::delete(), namespace.as_deref())
+            .name(name)
+            .delete_params(&DeleteParams::default());
+        self.spawn_object(req)
+    }
+
+    /// Watch changes as an async iterable of events. Breaking out of the loop
+    /// (or calling `return()`) aborts the request.
+    #[wasm_bindgen(unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>>")]
+    pub fn watch(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "WatchOptions")] opts: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let p = WatchParams {
+            label_selector: options::string(&opts, "labelSelector")?,
+            field_selector: options::string(&opts, "fieldSelector")?,
+            resource_version: options::string(&opts, "resourceVersion")?,
+            allow_watch_bookmarks: options::prop(&opts, "allowWatchBookmarks")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+            timeout_seconds: options::number(&opts, "timeoutSeconds")?.map(|n| n as u32),
+            ..Default::default()
+        };
+        let req = self.base(Request::get(), None).watch_params(&p);
+        let iter = WatchIterator {
+            client: self.client.clone(),
+            req: Rc::new(req),
+            stream: Rc::new(RefCell::new(None)),
+            done: Rc::new(std::cell::Cell::new(false)),
+        };
+        Ok(async_iterable(iter.into()))
+    }
+}
+
+#[wasm_bindgen(module = "/src/js/objects.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = asyncIterable)]
+    fn async_iterable(it: JsValue) -> JsValue;
+}
+
+/// A watch as an async iterator: `for await (const ev of watch) …`.
+#[wasm_bindgen]
+pub struct WatchIterator {
+    client: Client,
+    req: Rc<Request>,
+    stream: Rc<RefCell<Option<WatchStream>>>,
+    done: Rc<std::cell::Cell<bool>>,
+}
+
+fn iter_result(value: JsValue, done: bool) -> JsValue {
+    let o = Object::new();
+    let _ = Reflect::set(&o, &"value".into(), &value);
+    let _ = Reflect::set(&o, &"done".into(), &JsValue::from_bool(done));
+    o.into()
+}
+
+#[wasm_bindgen]
+impl WatchIterator {
+    /// The next event; `done` when the server closed the watch.
+    #[wasm_bindgen(
+        unchecked_return_type = "Promise<IteratorResult<WatchEvent<KubeObject>, undefined>>"
+    )]
+    pub fn next(&self) -> Promise {
+        let (client, req, stream, done) = (
+            self.client.clone(),
+            self.req.clone(),
+            self.stream.clone(),
+            self.done.clone(),
+        );
+        future_to_promise(async move {
+            if done.get() {
+                return Ok(iter_result(JsValue::UNDEFINED, true));
+            }
+            if stream.borrow().is_none() {
+                let s = client.watch(&req).await.map_err(|e| from_rest(&e))?;
+                if done.get() {
+                    return Ok(iter_result(JsValue::UNDEFINED, true));
+                }
+                *stream.borrow_mut() = Some(s);
+            }
+            // Take the stream out while awaiting so `return()` can run meanwhile.
+            let Some(mut s) = stream.borrow_mut().take() else {
+                return Ok(iter_result(JsValue::UNDEFINED, true));
+            };
+            match s.next().await {
+                None => {
+                    done.set(true);
+                    Ok(iter_result(JsValue::UNDEFINED, true))
+                }
+                Some(Err(e)) => {
+                    done.set(true);
+                    Err(from_rest(&e))
+                }
+                Some(Ok(WatchEvent::Error(status))) => {
+                    done.set(true);
+                    Err(from_rest(&Error::from_status(status)))
+                }
+                Some(Ok(ev)) => {
+                    let o = Object::new();
+                    let _ = Reflect::set(&o, &"type".into(), &ev.type_name().into());
+                    let obj = ev.object().map(to_js).unwrap_or(JsValue::NULL);
+                    let _ = Reflect::set(&o, &"object".into(), &obj);
+                    if !done.get() {
+                        *stream.borrow_mut() = Some(s);
+                    }
+                    Ok(iter_result(o.into(), false))
+                }
+            }
+        })
+    }
+
+    /// Stop watching: aborts the request (also called by `break` in `for await`).
+    #[wasm_bindgen(
+        js_name = "return",
+        unchecked_return_type = "Promise<IteratorResult<WatchEvent<KubeObject>, undefined>>"
+    )]
+    pub fn return_(&self) -> Promise {
+        self.done.set(true);
+        // Dropping the stream aborts its fetch.
+        self.stream.borrow_mut().take();
+        Promise::resolve(&iter_result(JsValue::UNDEFINED, true))
+    }
+}

@@ -1,0 +1,79 @@
+// KubeClient and ResourceClient against the simulated API server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeClient, KubeError, type KubeObject } from 'kubewasm';
+
+const server = process.env.KUBEWASM_SIM_URL;
+const token = process.env.KUBEWASM_SIM_TOKEN;
+if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+
+const client = new KubeClient({ server, token });
+
+test('CRUD round trip on a ConfigMap, with typed errors', async () => {
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const name = `js-client-${Date.now()}`;
+  const created = (await cms.create({ metadata: { name }, data: { a: '1' } } as KubeObject, {})) as KubeObject & { data: Record<string, string> };
+  assert.equal(created.metadata.name, name);
+  assert.ok(created.metadata.resourceVersion);
+  assert.ok(Object.isFrozen(created), 'objects handed to JS are frozen');
+
+  const got = await cms.get(name);
+  assert.equal(got.metadata.uid, created.metadata.uid);
+
+  const patched = (await cms.patch(name, { data: { b: '2' } }, 'merge', {})) as KubeObject & { data: Record<string, string> };
+  assert.deepEqual(patched.data, { a: '1', b: '2' });
+
+  await assert.rejects(
+    cms.create({ metadata: { name } } as KubeObject, {}),
+    (e: unknown) => e instanceof KubeError && e.code === 409 && e.reason === 'AlreadyExists',
+  );
+  const stale = { ...created, data: { c: '3' } };
+  await assert.rejects(cms.replace(stale as KubeObject, {}), (e: unknown) => e instanceof KubeError && e.reason === 'Conflict');
+
+  await cms.delete(name);
+  await assert.rejects(cms.get(name), (e: unknown) => e instanceof KubeError && e.code === 404 && e.reason === 'NotFound');
+});
+
+test('list pages with continue tokens and a label selector', async () => {
+  const pods = client.resource({ version: 'v1', resource: 'pods' });
+  const all = await pods.list({});
+  assert.ok(all.items.length > 0);
+  const first = await pods.list({ limit: 5 });
+  assert.equal(first.items.length, Math.min(5, all.items.length));
+  if (all.items.length > 5) {
+    assert.ok(first.continue);
+    const second = await pods.list({ limit: 5, continue: first.continue });
+    assert.notEqual(second.items[0]?.metadata.name, first.items[0]?.metadata.name);
+  }
+  const web = await pods.list({ labelSelector: 'app=web' });
+  assert.ok(web.items.every((p) => p.metadata.labels?.['app'] === 'web'));
+  await assert.rejects(pods.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.code === 400);
+});
+
+test('watch is an async iterable and break aborts the request', async () => {
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const start = await cms.list({});
+  const name = `js-watch-${Date.now()}`;
+  const seen: string[] = [];
+  const watching = (async () => {
+    for await (const ev of cms.watch({ resourceVersion: start.resourceVersion })) {
+      if (ev.object.metadata.name !== name) continue;
+      seen.push(ev.type);
+      if (ev.type === 'DELETED') break;
+    }
+  })();
+  await cms.create({ metadata: { name } } as KubeObject, {});
+  await cms.patch(name, { data: { x: 'y' } }, 'merge', {});
+  await cms.delete(name);
+  await watching;
+  assert.deepEqual(seen, ['ADDED', 'MODIFIED', 'DELETED']);
+  // The sim closes its side once our fetch is aborted.
+  const stats = async () => (await (await fetch(`${server}/sim/stats`)).json()) as { openWatches: number };
+  for (let i = 0; i < 50 && (await stats()).openWatches > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await stats()).openWatches, 0);
+});
+
+test('a bad server URL is a KubeError, and the module keeps working', () => {
+  assert.throws(() => new KubeClient({ server: 'not a url' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  assert.ok(new KubeClient({ server: 'http://127.0.0.1:1' }));
+});
