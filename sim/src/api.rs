@@ -438,6 +438,35 @@ fn list(state: &Shared, t: &Target, req: &Request) -> Reply {
             }
         }
         None => {
+            // resourceVersion / resourceVersionMatch semantics against the live state:
+            // "0" = any; Exact = that RV (only the current one is kept; compacted → 410);
+            // anything newer than the server has → 504 "Too large resource version".
+            if let Some(rv) = req
+                .param("resourceVersion")
+                .filter(|s| !s.is_empty() && *s != "0")
+            {
+                let Ok(rv) = rv.parse::<u64>() else {
+                    return status(
+                        400,
+                        "BadRequest",
+                        &format!("invalid resourceVersion {rv:?}"),
+                    );
+                };
+                if rv > st.rv {
+                    return status(
+                        504,
+                        "Timeout",
+                        &format!("Too large resource version: {rv}, current: {}", st.rv),
+                    );
+                }
+                if req.param("resourceVersionMatch") == Some("Exact") && rv != st.rv {
+                    return status(
+                        410,
+                        "Expired",
+                        &format!("The resourceVersion for the provided list is too old: {rv}"),
+                    );
+                }
+            }
             let items: Vec<Obj> = st.objects[t.res]
                 .iter()
                 .filter(|((ns, _), o)| {

@@ -121,6 +121,7 @@ fn reason(code: u16) -> &'static str {
         422 => "Unprocessable Entity",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
+        504 => "Gateway Timeout",
         _ => "Status",
     }
 }
