@@ -332,7 +332,10 @@ mod tests {
         assert_eq!(b.delay(0, 0.5), Duration::from_millis(1100));
         let d = Backoff::default();
         let total: Duration = (0..10).map(|i| d.delay(i, 0.0)).sum();
-        assert_eq!(total, Duration::from_millis(200 + 400 + 800 + 1600 + 6 * 2000));
+        assert_eq!(
+            total,
+            Duration::from_millis(200 + 400 + 800 + 1600 + 6 * 2000)
+        );
         assert_eq!(
             b.delay(10, 0.999_999),
             Duration::from_secs_f64(30.0 + 30.0 * 0.2 * 0.999_999)
