@@ -261,15 +261,36 @@ async fn compacted_rv_is_a_typed_410() {
         other => panic!("expected an ERROR event, got {other:?}"),
     }
 
-    let err = c
-        .send_list(&cms.clone().list_params(&ListParams {
-            resource_version: Some(old_rv),
-            resource_version_match: Some("Exact".into()),
-            ..Default::default()
-        }))
+    // A continue token issued before the compaction is expired: 410 on a list.
+    let first = c
+        .send_list(
+            &Request::get()
+                .resource("namespaces")
+                .list_params(&ListParams {
+                    limit: Some(1),
+                    ..Default::default()
+                }),
+        )
         .await
-        .expect_err("410 on an exact list");
+        .expect("first page");
+    let token = first
+        .continue_token
+        .expect("more than one namespace, so a token");
+    sim_post(&c, "/sim/compact", json!({})).await;
+    let err = c
+        .send_list(
+            &Request::get()
+                .resource("namespaces")
+                .list_params(&ListParams {
+                    limit: Some(1),
+                    continue_token: Some(token),
+                    ..Default::default()
+                }),
+        )
+        .await
+        .expect_err("410 for an expired continue token");
     assert!(err.is_gone(), "{err:?}");
+    assert_eq!(err.reason(), Some("Expired"));
 }
 
 /// RC-04: a 429 is retried after its Retry-After.

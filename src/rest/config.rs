@@ -101,7 +101,7 @@ impl Default for RateLimit {
 /// gave no `Retry-After`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Backoff {
-    /// The first wait (client-go implies 1 s for retryable transport errors).
+    /// The first wait.
     pub initial: Duration,
     /// Multiplier per retry.
     pub factor: f64,
@@ -112,12 +112,15 @@ pub struct Backoff {
 }
 
 impl Default for Backoff {
-    /// 1 s doubling to 30 s, +0–20 % jitter.
+    /// 200 ms doubling to 2 s, +0–20 % jitter: ten retries span about 15 s,
+    /// close to client-go's ten 1 s waits, so a dead server or a CORS
+    /// misconfiguration (both look like network errors) is reported within
+    /// seconds, while a blip is retried quickly.
     fn default() -> Self {
         Backoff {
-            initial: Duration::from_secs(1),
+            initial: Duration::from_millis(200),
             factor: 2.0,
-            max: Duration::from_secs(30),
+            max: Duration::from_secs(2),
             jitter: 0.2,
         }
     }
@@ -316,12 +319,23 @@ mod tests {
 
     #[test]
     fn rc_04_backoff_is_capped_exponential_with_jitter() {
-        let b = Backoff::default();
+        let b = Backoff {
+            initial: Duration::from_secs(1),
+            factor: 2.0,
+            max: Duration::from_secs(30),
+            jitter: 0.2,
+        };
         assert_eq!(b.delay(0, 0.0), Duration::from_secs(1));
         assert_eq!(b.delay(3, 0.0), Duration::from_secs(8));
         assert_eq!(b.delay(10, 0.0), Duration::from_secs(30));
         assert_eq!(b.delay(1000, 0.0), Duration::from_secs(30));
         assert_eq!(b.delay(0, 0.5), Duration::from_millis(1100));
+        let d = Backoff::default();
+        let total: Duration = (0..10).map(|i| d.delay(i, 0.0)).sum();
+        assert_eq!(
+            total,
+            Duration::from_millis(200 + 400 + 800 + 1600 + 6 * 2000)
+        );
         assert_eq!(
             b.delay(10, 0.999_999),
             Duration::from_secs_f64(30.0 + 30.0 * 0.2 * 0.999_999)

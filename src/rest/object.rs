@@ -472,4 +472,35 @@ mod tests {
         assert_eq!(*b, 5);
         assert!(o.attachment(|| "other").is_none());
     }
+
+    #[test]
+    fn metadata_scan_edge_cases() {
+        // Duplicate label keys: the last wins; escapes are decoded; nulls are absent.
+        let o = KubeObject::from_json(
+            br#"{"metadata":{"name":"a\"b","labels":{"k":"1","j":"x","k":"2"},"namespace":null,"generation":null,"annotations":{"a":{"nested":[1,2,{"x":"}"}]}},"managedFields":[{"f":{}}],"ownerReferences":null,"finalizers":["x"]},"kind":"Pod"}"#,
+        )
+        .expect("valid");
+        assert_eq!(o.name(), "a\"b");
+        assert_eq!(o.namespace(), None);
+        assert_eq!(o.meta().generation(), None);
+        let labels: Vec<_> = o.meta().labels().iter().collect();
+        assert_eq!(labels, vec![("j", "x"), ("k", "2")]);
+        assert!(o.meta().owner_references().is_empty());
+        assert_eq!(o.kind(), "Pod");
+        for bad in [
+            &br#"{"metadata":{"generation":1.5}}"#[..],
+            br#"{"metadata":{"labels":{"a":1}}}"#,
+            br#"{"metadata":{"ownerReferences":[{"controller":"yes"}]}}"#,
+            br#"{"metadata":{"uid":["x"]}}"#,
+            br#"{"metadata":[]}"#,
+            br#"{"metadata":{"name":"\u00zz"}}"#,
+        ] {
+            assert!(
+                matches!(KubeObject::from_json(bad), Err(Error::Decode { .. })),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert!(KubeObject::from_json(br#"{"metadata":null}"#).is_ok());
+    }
 }
