@@ -1,2 +1,39 @@
 //! The local cache: object keys, Store/Indexer, label and field selectors,
-//! listers, DeltaFIFO, and (on top of them) the reflector and informers.
+//! listers, DeltaFIFO, and on top of them the reflector and informers.
+//!
+//! Data path: reflector → [`DeltaFifo`] → controller loop → [`Indexer`] →
+//! listers and event handlers. Objects are [`KubeObject`](crate::rest::KubeObject)s
+//! (raw JSON + parsed metadata, shared by reference count), so the queue,
+//! the store, every index bucket and every handler share one copy.
+//!
+//! Behaviour coverage (IDs from the client-go behaviour specification):
+//!
+//! | IDs | where | tests |
+//! |---|---|---|
+//! | KF-01..03 | `keys.rs` | `keys::tests::kf_*` |
+//! | ST-01..14 | `store.rs` | `tests::store_tests::st_*` |
+//! | LS | `selector.rs`, `lister.rs` | `selector::tests::ls_*`, `lister::tests::ls_*` |
+//! | DF-01..14 | `delta_fifo.rs` | `tests::fifo_tests::df_*` |
+
+mod delta_fifo;
+mod keys;
+mod lister;
+mod selector;
+mod store;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+
+pub use delta_fifo::{
+    Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, Transformer,
+};
+pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
+pub use lister::{Lister, NotFound};
+pub use selector::{
+    validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
+    Operator, Requirement, SelectorError,
+};
+pub use store::{
+    label_index_func, label_index_name, namespace_index_func, IndexFunc, Indexer, Indexers,
+    StoreError, NAMESPACE_INDEX,
+};

@@ -1,0 +1,185 @@
+//! Listers: read-only, selector-aware views of an [`Indexer`].
+//!
+//! A namespaced list walks only that namespace's bucket of the `namespace`
+//! index; an equality label requirement on a label with an index
+//! ([`Indexer::add_label_index`]) walks that bucket instead when it is smaller.
+
+use std::fmt;
+
+use super::keys::split_key;
+use super::selector::LabelSelector;
+use super::store::{label_index_name, Indexer, NAMESPACE_INDEX};
+use crate::rest::KubeObject;
+
+/// `get` found nothing under the key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotFound {
+    /// The key looked up.
+    pub key: String,
+}
+
+impl fmt::Display for NotFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} not found", self.key)
+    }
+}
+
+impl std::error::Error for NotFound {}
+
+/// A read-only view of an informer's store.
+#[derive(Clone, Debug)]
+pub struct Lister {
+    indexer: Indexer,
+}
+
+impl Lister {
+    /// A lister over `indexer`.
+    pub fn new(indexer: Indexer) -> Self {
+        Lister { indexer }
+    }
+
+    /// The underlying store.
+    pub fn indexer(&self) -> &Indexer {
+        &self.indexer
+    }
+
+    /// Every object matching `selector` (LS: the empty selector matches all).
+    pub fn list(&self, selector: &LabelSelector) -> Vec<KubeObject> {
+        self.list_in(None, selector)
+    }
+
+    /// Objects in `namespace` (all namespaces for `None`) matching `selector`.
+    pub fn list_in(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<KubeObject> {
+        let mut out = Vec::new();
+        self.for_each_in(namespace, selector, |o| out.push(o.clone()));
+        out
+    }
+
+    /// Visit the matching objects without collecting them.
+    pub fn for_each_in(
+        &self,
+        namespace: Option<&str>,
+        selector: &LabelSelector,
+        mut f: impl FnMut(&KubeObject),
+    ) {
+        let ix = &self.indexer;
+        let ns_ok = |o: &KubeObject| namespace.is_none_or(|n| o.namespace().unwrap_or("") == n);
+        // Pick the smallest bucket that is guaranteed to hold every match.
+        let label_bucket = selector.first_equality().and_then(|(k, v)| {
+            let name = label_index_name(k);
+            ix.has_index(&name)
+                .then(|| (ix.index_len(&name, v), name, v.to_owned()))
+        });
+        let ns_bucket = namespace
+            .filter(|_| ix.has_index(NAMESPACE_INDEX))
+            .map(|n| {
+                (
+                    ix.index_len(NAMESPACE_INDEX, n),
+                    NAMESPACE_INDEX.to_owned(),
+                    n.to_owned(),
+                )
+            });
+        let best = match (label_bucket, ns_bucket) {
+            (Some(l), Some(n)) => Some(if l.0 <= n.0 { l } else { n }),
+            (l, n) => l.or(n),
+        };
+        let mut visit = |_: &str, o: &KubeObject| {
+            if ns_ok(o) && selector.matches(o) {
+                f(o);
+            }
+        };
+        match best {
+            // The index exists (checked above), so this cannot fail.
+            Some((_, name, value)) => {
+                let _ = ix.for_each_in_index(&name, &value, &mut visit);
+            }
+            None => ix.for_each(visit),
+        }
+    }
+
+    /// The object `namespace/name` (or `name` for cluster-scoped objects).
+    pub fn get(&self, namespace: Option<&str>, name: &str) -> Result<KubeObject, NotFound> {
+        let key = match namespace.filter(|n| !n.is_empty()) {
+            Some(ns) => format!("{ns}/{name}"),
+            None => name.to_owned(),
+        };
+        self.get_by_key(&key)
+    }
+
+    /// The object under a cache key.
+    pub fn get_by_key(&self, key: &str) -> Result<KubeObject, NotFound> {
+        self.indexer.get_by_key(key).ok_or_else(|| NotFound {
+            key: key.to_owned(),
+        })
+    }
+
+    /// The namespace and name encoded in a key.
+    pub fn split(key: &str) -> Option<(&str, &str)> {
+        split_key(key).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(ns: &str, name: &str, app: &str) -> KubeObject {
+        KubeObject::from_value(
+            &json!({"metadata": {"name": name, "namespace": ns, "labels": {"app": app}}}),
+        )
+        .unwrap()
+    }
+
+    fn names(mut v: Vec<KubeObject>) -> Vec<String> {
+        v.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+        v.iter()
+            .map(|o| format!("{}/{}", o.namespace().unwrap_or(""), o.name()))
+            .collect()
+    }
+
+    #[test]
+    fn ls_list_by_namespace_and_selector_with_and_without_label_index() {
+        let ix = Indexer::with_namespace_index();
+        for (ns, n, app) in [
+            ("a", "1", "web"),
+            ("a", "2", "db"),
+            ("b", "3", "web"),
+            ("b", "4", "web"),
+        ] {
+            ix.add(pod(ns, n, app)).unwrap();
+        }
+        let l = Lister::new(ix.clone());
+        let web = LabelSelector::parse("app=web").unwrap();
+        let everything = LabelSelector::default();
+        assert_eq!(names(l.list(&everything)).len(), 4);
+        assert_eq!(names(l.list(&web)), vec!["a/1", "b/3", "b/4"]);
+        assert_eq!(names(l.list_in(Some("a"), &everything)), vec!["a/1", "a/2"]);
+        assert_eq!(names(l.list_in(Some("b"), &web)), vec!["b/3", "b/4"]);
+        assert!(l.list_in(Some("zzz"), &everything).is_empty());
+        ix.add_label_index("app").unwrap();
+        assert_eq!(names(l.list_in(Some("a"), &web)), vec!["a/1"]);
+        assert_eq!(
+            names(l.list(&LabelSelector::parse("app in (db)").unwrap())),
+            vec!["a/2"]
+        );
+        assert_eq!(
+            names(l.list(&LabelSelector::parse("app=web,app!=db").unwrap())),
+            vec!["a/1", "b/3", "b/4"]
+        );
+    }
+
+    #[test]
+    fn ls_get_returns_typed_not_found() {
+        let ix = Indexer::with_namespace_index();
+        ix.add(pod("a", "1", "web")).unwrap();
+        let l = Lister::new(ix);
+        assert_eq!(l.get(Some("a"), "1").unwrap().name(), "1");
+        assert_eq!(
+            l.get(Some("a"), "nope").unwrap_err(),
+            NotFound {
+                key: "a/nope".into()
+            }
+        );
+    }
+}

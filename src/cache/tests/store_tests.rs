@@ -1,0 +1,323 @@
+//! Store / Indexer behaviour (ST), ported from client-go's store, index and
+//! thread_safe_store tests as behaviour, plus a property test against a naive model.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+
+use proptest::prelude::*;
+
+use super::obj;
+use crate::cache::{IndexFunc, Indexer, Indexers, StoreError, NAMESPACE_INDEX};
+use crate::rest::KubeObject;
+
+/// Index on the comma-separated `users` label (client-go's `testUsersIndexFunc`).
+fn users_index() -> IndexFunc {
+    Rc::new(|o: &KubeObject| {
+        Ok(o.meta()
+            .labels()
+            .get("users")
+            .map(|u| u.split('.').map(str::to_owned).collect())
+            .unwrap_or_default())
+    })
+}
+
+fn store_with_users() -> Indexer {
+    let mut ix = Indexers::new();
+    ix.insert("byUser".into(), users_index());
+    Indexer::new(ix)
+}
+
+fn keys(v: Vec<KubeObject>) -> BTreeSet<String> {
+    v.iter()
+        .map(|o| crate::cache::object_key(o).unwrap())
+        .collect()
+}
+
+fn set(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn st_01_02_add_update_get_delete_list() {
+    let s = Indexer::with_namespace_index();
+    s.add(obj("foo", 1, &[("v", "bar")])).unwrap();
+    s.update(obj("foo", 2, &[("v", "baz")])).unwrap();
+    assert_eq!(
+        s.get_by_key("foo").unwrap().meta().labels().get("v"),
+        Some("baz")
+    );
+    s.update(obj("new", 3, &[])).unwrap();
+    assert!(s.contains_key("new"), "update of an absent key inserts it");
+    s.delete(&obj("foo", 0, &[])).unwrap();
+    assert!(s.get_by_key("foo").is_none());
+    s.delete(&obj("never", 0, &[])).unwrap();
+    assert_eq!(set(&["new"]), s.list_keys().into_iter().collect());
+}
+
+#[test]
+fn st_03_replace_swaps_content_and_rebuilds_indexes() {
+    let s = Indexer::with_namespace_index();
+    for k in ["a/x", "a/y", "b/z"] {
+        s.add(obj(k, 1, &[])).unwrap();
+    }
+    s.replace(vec![obj("c/foo", 5, &[]), obj("c/bar", 5, &[])], "50")
+        .unwrap();
+    assert_eq!(keys(s.list()), set(&["c/foo", "c/bar"]));
+    assert!(s.by_index(NAMESPACE_INDEX, "a").unwrap().is_empty());
+    assert_eq!(
+        s.index_keys(NAMESPACE_INDEX, "c").unwrap(),
+        vec!["c/bar", "c/foo"]
+    );
+    assert_eq!(s.last_sync_resource_version(), "50");
+    // A list with an unkeyable object fails and leaves the store untouched.
+    let nameless = KubeObject::from_value(&serde_json::json!({"metadata": {}})).unwrap();
+    assert!(matches!(
+        s.replace(vec![obj("d/1", 1, &[]), nameless], "60"),
+        Err(StoreError::Key(_))
+    ));
+    assert_eq!(keys(s.list()), set(&["c/foo", "c/bar"]));
+}
+
+#[test]
+fn st_06_index_follows_add_update_delete() {
+    let s = store_with_users();
+    s.add(obj("one", 1, &[("users", "ernie.bert")])).unwrap();
+    s.add(obj("two", 1, &[("users", "bert.oscar")])).unwrap();
+    s.add(obj("tre", 1, &[("users", "ernie.elmo")])).unwrap();
+    assert_eq!(
+        keys(s.by_index("byUser", "ernie").unwrap()),
+        set(&["one", "tre"])
+    );
+    assert!(s.by_index("byUser", "elmo1").unwrap().is_empty());
+    s.delete(&obj("tre", 1, &[])).unwrap();
+    assert_eq!(keys(s.by_index("byUser", "ernie").unwrap()), set(&["one"]));
+    assert!(s.by_index("byUser", "elmo").unwrap().is_empty());
+    s.update(obj("two", 2, &[("users", "oscar")])).unwrap();
+    assert_eq!(keys(s.by_index("byUser", "bert").unwrap()), set(&["one"]));
+}
+
+#[test]
+fn st_07_multi_valued_index_updates_are_exact() {
+    let s = store_with_users();
+    s.add(obj("key1", 1, &[("users", "foo")])).unwrap();
+    s.add(obj("key2", 1, &[("users", "bar")])).unwrap();
+    s.update(obj("key2", 2, &[("users", "foo.bar")])).unwrap();
+    assert_eq!(s.index_keys("byUser", "foo").unwrap(), vec!["key1", "key2"]);
+    assert_eq!(s.index_keys("byUser", "bar").unwrap(), vec!["key2"]);
+    s.update(obj("key1", 2, &[("users", "foo.bar")])).unwrap();
+    assert_eq!(s.index_keys("byUser", "bar").unwrap(), vec!["key1", "key2"]);
+    s.add(obj("key3", 1, &[("users", "foo.bar.baz")])).unwrap();
+    assert_eq!(s.index_keys("byUser", "baz").unwrap(), vec!["key3"]);
+    s.update(obj("key1", 3, &[("users", "foo")])).unwrap();
+    assert_eq!(s.index_keys("byUser", "bar").unwrap(), vec!["key2", "key3"]);
+    s.update(obj("key2", 3, &[("users", "bar")])).unwrap();
+    assert_eq!(s.index_keys("byUser", "foo").unwrap(), vec!["key1", "key3"]);
+    s.delete(&obj("key1", 0, &[])).unwrap();
+    assert_eq!(s.index_keys("byUser", "foo").unwrap(), vec!["key3"]);
+    s.delete(&obj("key3", 0, &[])).unwrap();
+    assert!(s.index_keys("byUser", "foo").unwrap().is_empty());
+    assert_eq!(s.index_keys("byUser", "bar").unwrap(), vec!["key2"]);
+    assert!(s.index_keys("byUser", "baz").unwrap().is_empty());
+}
+
+#[test]
+fn st_08_09_empty_buckets_are_dropped() {
+    let s = store_with_users();
+    s.add(obj("k", 1, &[("users", "k")])).unwrap();
+    s.delete(&obj("k", 1, &[])).unwrap();
+    assert!(s.list_index_func_values("byUser").is_empty());
+    s.add(obj("retain", 1, &[("users", "v")])).unwrap();
+    s.add(obj("delete", 1, &[("users", "v")])).unwrap();
+    s.delete(&obj("delete", 1, &[])).unwrap();
+    assert_eq!(s.list_index_func_values("byUser"), vec!["v"]);
+    assert!(
+        s.list_index_func_values("nope").is_empty(),
+        "unknown index → empty, not an error"
+    );
+}
+
+#[test]
+fn st_10_11_unknown_index_errors_and_index_by_object() {
+    let s = store_with_users();
+    assert_eq!(
+        s.index_keys("nope", "x"),
+        Err(StoreError::UnknownIndex("nope".into()))
+    );
+    assert!(s.by_index("nope", "x").is_err());
+    for (k, u) in [("a", "b"), ("c", "b"), ("e", "f"), ("g", "h")] {
+        s.add(obj(k, 1, &[("users", u)])).unwrap();
+    }
+    assert_eq!(
+        keys(
+            s.index("byUser", &obj("probe", 1, &[("users", "b")]))
+                .unwrap()
+        ),
+        set(&["a", "c"])
+    );
+    assert_eq!(
+        keys(
+            s.index("byUser", &obj("probe", 1, &[("users", "b.f.b")]))
+                .unwrap()
+        ),
+        set(&["a", "c", "e"])
+    );
+}
+
+#[test]
+fn st_12_add_indexers_indexes_existing_and_rejects_duplicates() {
+    let s = Indexer::with_namespace_index();
+    s.add(obj("ns/pod1", 1, &[("users", "a")])).unwrap();
+    s.add(obj("ns/pod2", 1, &[("users", "b")])).unwrap();
+    s.add(obj("ns/pod3", 1, &[("users", "a")])).unwrap();
+    let mut ix = Indexers::new();
+    ix.insert("labels-again".into(), users_index());
+    s.add_indexers(ix.clone()).unwrap();
+    assert_eq!(
+        s.index_keys("labels-again", "a").unwrap(),
+        vec!["ns/pod1", "ns/pod3"]
+    );
+    assert_eq!(
+        s.add_indexers(ix),
+        Err(StoreError::IndexerConflict("labels-again".into()))
+    );
+    // A failing index function leaves everything unchanged.
+    let mut bad = Indexers::new();
+    bad.insert(
+        "bad".into(),
+        Rc::new(|_: &KubeObject| Err("boom".to_string())) as IndexFunc,
+    );
+    assert!(matches!(
+        s.add_indexers(bad.clone()),
+        Err(StoreError::IndexFunc { .. })
+    ));
+    assert!(!s.has_index("bad"));
+}
+
+#[test]
+fn st_12_failing_index_function_rejects_the_write_untouched() {
+    let mut ix = Indexers::new();
+    ix.insert(
+        "strict".into(),
+        Rc::new(|o: &KubeObject| {
+            if o.name() == "poison" {
+                Err("no".into())
+            } else {
+                Ok(vec![o.name().to_owned()])
+            }
+        }) as IndexFunc,
+    );
+    let s = Indexer::new(ix);
+    s.add(obj("ok", 1, &[])).unwrap();
+    assert!(s.add(obj("poison", 1, &[])).is_err());
+    assert!(!s.contains_key("poison"));
+    assert_eq!(s.list_index_func_values("strict"), vec!["ok"]);
+}
+
+#[test]
+fn st_13_14_namespace_index_and_last_sync_rv() {
+    let s = Indexer::with_namespace_index();
+    s.add(obj("node1", 10, &[])).unwrap();
+    s.add(obj("ns/a", 20, &[])).unwrap();
+    assert_eq!(s.index_keys(NAMESPACE_INDEX, "").unwrap(), vec!["node1"]);
+    assert_eq!(s.last_sync_resource_version(), "20");
+    s.add(obj("ns/b", 15, &[])).unwrap();
+    assert_eq!(
+        s.last_sync_resource_version(),
+        "15",
+        "last write, not maximum"
+    );
+    s.delete(&obj("ns/b", 30, &[])).unwrap();
+    assert_eq!(s.last_sync_resource_version(), "30");
+    s.delete_key("ns/a");
+    assert_eq!(
+        s.last_sync_resource_version(),
+        "30",
+        "key-only delete leaves it"
+    );
+}
+
+// ---- property test: the store agrees with a naive model after every step ----
+
+#[derive(Clone, Debug)]
+enum Op {
+    Upsert(u8, u8, u8),
+    Delete(u8),
+    Replace(Vec<(u8, u8, u8)>),
+    AddIndexer,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..12, 0u8..3, 0u8..4).prop_map(|(k, ns, app)| Op::Upsert(k, ns, app)),
+        3 => (0u8..12).prop_map(Op::Delete),
+        1 => proptest::collection::vec((0u8..12, 0u8..3, 0u8..4), 0..8).prop_map(Op::Replace),
+        1 => Just(Op::AddIndexer),
+    ]
+}
+
+fn mk(k: u8, ns: u8, app: u8) -> KubeObject {
+    obj(&format!("ns{ns}/k{k}"), 1, &[("app", &format!("a{app}"))])
+}
+
+proptest! {
+    #[test]
+    fn st_property_store_matches_naive_model(ops in proptest::collection::vec(op(), 1..60)) {
+        let store = Indexer::with_namespace_index();
+        let mut model: BTreeMap<String, KubeObject> = BTreeMap::new();
+        let mut has_app_index = false;
+        for op in ops {
+            match op {
+                Op::Upsert(k, ns, app) => {
+                    let o = mk(k, ns, app);
+                    // Keys are per namespace; drop the same name in other namespaces from the model only if same key.
+                    model.insert(crate::cache::object_key(&o).unwrap(), o.clone());
+                    store.add(o).unwrap();
+                }
+                Op::Delete(k) => {
+                    let victims: Vec<String> = model.keys().filter(|key| key.ends_with(&format!("/k{k}"))).cloned().collect();
+                    for key in victims {
+                        model.remove(&key);
+                        store.delete_key(&key);
+                    }
+                }
+                Op::Replace(items) => {
+                    let objs: Vec<KubeObject> = items.iter().map(|&(k, ns, app)| mk(k, ns, app)).collect();
+                    model = objs.iter().map(|o| (crate::cache::object_key(o).unwrap(), o.clone())).collect();
+                    store.replace(objs, "1").unwrap();
+                }
+                Op::AddIndexer => {
+                    if !has_app_index {
+                        store.add_label_index("app").unwrap();
+                        has_app_index = true;
+                    }
+                }
+            }
+            // Naive indexes recomputed from scratch.
+            let mut ns_ix: HashMap<String, BTreeSet<String>> = HashMap::new();
+            let mut app_ix: HashMap<String, BTreeSet<String>> = HashMap::new();
+            for (k, o) in &model {
+                ns_ix.entry(o.namespace().unwrap_or("").to_owned()).or_default().insert(k.clone());
+                if let Some(a) = o.meta().labels().get("app") {
+                    app_ix.entry(a.to_owned()).or_default().insert(k.clone());
+                }
+            }
+            let store_keys: BTreeSet<String> = store.list_keys().into_iter().collect();
+            prop_assert_eq!(&store_keys, &model.keys().cloned().collect::<BTreeSet<_>>());
+            let mut values: Vec<String> = store.list_index_func_values(NAMESPACE_INDEX);
+            values.sort();
+            let mut want: Vec<String> = ns_ix.keys().cloned().collect();
+            want.sort();
+            prop_assert_eq!(values, want);
+            for (v, ks) in &ns_ix {
+                prop_assert_eq!(store.index_keys(NAMESPACE_INDEX, v).unwrap(), ks.iter().cloned().collect::<Vec<_>>());
+            }
+            if has_app_index {
+                let name = crate::cache::label_index_name("app");
+                prop_assert_eq!(store.list_index_func_values(&name).len(), app_ix.len());
+                for (v, ks) in &app_ix {
+                    prop_assert_eq!(store.index_keys(&name, v).unwrap(), ks.iter().cloned().collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+}
