@@ -14,11 +14,17 @@
 //! | ST-01..14 | `store.rs` | `tests::store_tests::st_*` |
 //! | LS | `selector.rs`, `lister.rs` | `selector::tests::ls_*`, `lister::tests::ls_*` |
 //! | DF-01..14 | `delta_fifo.rs` | `tests::fifo_tests::df_*` |
+//! | RL | `reflector.rs` | `tests::informer_tests::rl_*` |
+//! | CT, SI | `shared_informer.rs` | `tests::informer_tests::ct_*`, `si_*` |
 
 mod delta_fifo;
 mod keys;
+mod list_watch;
 mod lister;
+mod reflector;
 mod selector;
+mod shared_informer;
+mod status;
 mod store;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -28,11 +34,20 @@ pub use delta_fifo::{
     Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, Transformer,
 };
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
+pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
 pub use lister::{Lister, NotFound};
+pub use reflector::{
+    BackoffManager, BackoffOptions, Reflector, ReflectorOptions, WatchErrorHandler,
+};
 pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
     Operator, Requirement, SelectorError,
 };
+pub use shared_informer::{
+    metadata_only, resync_period, strip_managed_fields, Handler, InformerOptions, Notification,
+    Registration, SharedIndexInformer, SharedInformerFactory,
+};
+pub use status::{InformerStatus, Phase, StatusCell};
 pub use store::{
     label_index_func, label_index_name, namespace_index_func, IndexFunc, Indexer, Indexers,
     StoreError, NAMESPACE_INDEX,

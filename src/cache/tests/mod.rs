@@ -1,4 +1,5 @@
 mod fifo_tests;
+mod informer_tests;
 mod store_tests;
 
 use serde_json::json;
