@@ -7,12 +7,16 @@
 //! Typings come from `typescript_custom_section` blocks next to the code they
 //! describe, so the `.d.ts` has no `any` in the public surface.
 
+mod changes;
 mod client;
 mod error;
+mod frame;
+mod informer;
 mod object;
 mod options;
 mod workqueue;
 
 pub use client::{KubeClient, ResourceClient, WatchIterator};
 pub use error::KubeErrorInit;
+pub use informer::{Informer, InformerFactory, Lister, ScopedView};
 pub use workqueue::{WorkQueue, WorkerPoolHandle};

@@ -1,0 +1,108 @@
+//! Coalescing cache changes into one diff per frame.
+//!
+//! A dashboard must not re-render per watch event. Handlers record each key's
+//! change here; at most once per frame the accumulated changes become one
+//! diff `{ added, updated, removed, version }`. Per key, only the net effect
+//! across the frame is reported: added-then-deleted disappears, deleted-then-
+//! added is an update, and so on.
+
+use std::collections::HashMap;
+
+/// The kind of one change as the informer reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// The key appeared.
+    Add,
+    /// The key's object changed.
+    Update,
+    /// The key disappeared.
+    Delete,
+}
+
+/// The net effect of a frame's changes to one key.
+#[derive(Clone, Copy, Debug)]
+struct NetChange {
+    existed_before: bool,
+    exists_now: bool,
+}
+
+/// One coalesced diff.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diff {
+    /// Keys that did not exist at the previous diff and exist now.
+    pub added: Vec<String>,
+    /// Keys that existed before and still exist, with a different object.
+    pub updated: Vec<String>,
+    /// Keys that existed before and are gone.
+    pub removed: Vec<String>,
+    /// Increments with every non-empty diff.
+    pub version: u64,
+}
+
+impl Diff {
+    /// Whether the diff reports nothing.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// Accumulates changes between flushes. O(1) per change; the flush is
+/// O(changed keys), never O(cache size).
+#[derive(Default)]
+pub struct ChangeSet {
+    pending: HashMap<String, NetChange>,
+    order: Vec<String>,
+    version: u64,
+}
+
+impl ChangeSet {
+    /// Record one change. Returns true if this is the first change since the
+    /// last flush (the caller schedules a flush then).
+    pub fn record(&mut self, key: &str, kind: ChangeKind) -> bool {
+        let first = self.pending.is_empty();
+        let exists_now = kind != ChangeKind::Delete;
+        match self.pending.get_mut(key) {
+            Some(c) => c.exists_now = exists_now,
+            None => {
+                let existed_before = kind != ChangeKind::Add;
+                self.pending.insert(
+                    key.to_owned(),
+                    NetChange {
+                        existed_before,
+                        exists_now,
+                    },
+                );
+                self.order.push(key.to_owned());
+            }
+        }
+        first
+    }
+
+    /// The current version (of the last non-empty diff).
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Take the net diff of everything recorded since the last flush, in the
+    /// order keys were first touched.
+    pub fn flush(&mut self) -> Diff {
+        let mut diff = Diff::default();
+        for key in self.order.drain(..) {
+            let Some(c) = self.pending.remove(&key) else {
+                continue;
+            };
+            match (c.existed_before, c.exists_now) {
+                (false, true) => diff.added.push(key),
+                (true, true) => diff.updated.push(key),
+                (true, false) => diff.removed.push(key),
+                (false, false) => {}
+            }
+        }
+        self.pending.clear();
+        if !diff.is_empty() {
+            self.version += 1;
+        }
+        diff.version = self.version;
+        diff
+    }
+}

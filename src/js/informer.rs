@@ -1,0 +1,721 @@
+//! `InformerFactory`, `Informer`, `Lister` and scoped snapshots for JS.
+//!
+//! UI delivery: one internal handler per informer records each key's change
+//! in a [`ChangeSet`]; at most once per animation frame (a macrotask where
+//! there is no `requestAnimationFrame`) the net diff goes to every
+//! `subscribe` listener, and the version that `getSnapshot` keys on moves.
+//! `getSnapshot()` returns the same array until a diff was delivered — the
+//! `useSyncExternalStore` contract — and rebuilds it from the store (objects
+//! are materialized once per version, so a rebuild reuses unchanged objects).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::changes::{ChangeKind, ChangeSet, Diff};
+use super::client::KubeClient;
+use super::error::KubeErrorInit;
+use super::frame::on_next_frame;
+use super::object::to_js;
+use super::options::{self, report};
+use crate::cache::{
+    metadata_only, resync_period, strip_managed_fields, DeltaObject, FieldSelector, Handler,
+    IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister,
+    Notification, ReflectorOptions, ResourceScope, SharedIndexInformer, SharedInformerFactory,
+    Transformer,
+};
+use crate::rest::KubeObject;
+
+#[wasm_bindgen(typescript_custom_section)]
+const INFORMER_TS: &'static str = r#"
+/** What an informer caches. `resource` is the plural name (`pods`, `widgets`). */
+export interface InformerOptions<T extends KubeObject = KubeObject> {
+  group?: string;
+  version: string;
+  resource: string;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Re-deliver every cached object as an update this often (ms); off by default. */
+  resyncMs?: number;
+  /** Drop `metadata.managedFields` before caching (default true). */
+  stripManagedFields?: boolean;
+  /** Keep only apiVersion, kind and metadata. */
+  metadataOnly?: boolean;
+  /** Applied to each object before it is cached; must return a JSON-serializable object. */
+  transform?: (obj: T) => T;
+  /** Extra indexes: name → values an object is listed under. */
+  indexers?: Record<string, (obj: T) => string[]>;
+}
+
+/** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
+export interface Diff {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  version: number;
+}
+
+/** An informer's health and progress. */
+export interface InformerStatus {
+  phase: 'idle' | 'listing' | 'watching' | 'backoff' | 'stopped';
+  /** While backing off: epoch ms of the next attempt. */
+  nextRetryAt?: number;
+  /** Items received by the current list so far. */
+  listed: number;
+  /** The list's total, when the server reports `remainingItemCount`. */
+  listTotal?: number;
+  relists: number;
+  reconnects: number;
+  /** Epoch ms of the last watch event or bookmark. */
+  lastEventAt?: number;
+  lastError?: { message: string; code: number; reason: string };
+  eventsApplied: number;
+  cached: number;
+  synced: boolean;
+}
+
+/** Filters for listers and scoped snapshots. */
+export interface ListFilter {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** A filtered live view with the `useSyncExternalStore` contract. */
+export interface ScopedView<T extends KubeObject = KubeObject> {
+  getSnapshot(): readonly T[];
+  subscribe(listener: (diff: Diff) => void): () => void;
+}
+
+export type InformerEvent = 'add' | 'update' | 'delete' | 'error' | 'status';
+"#;
+
+/// Shares one informer per identical options.
+#[wasm_bindgen]
+pub struct InformerFactory {
+    factory: SharedInformerFactory,
+    states: Rc<RefCell<HashMap<String, Rc<State>>>>,
+}
+
+struct State {
+    inf: SharedIndexInformer,
+    changes: RefCell<ChangeSet>,
+    subscribers: RefCell<Vec<(u64, Function)>>,
+    errors: RefCell<Vec<(u64, Function)>>,
+    next_id: Cell<u64>,
+    snapshot: RefCell<Option<(u64, Array)>>,
+    scoped: RefCell<HashMap<String, (u64, Array)>>,
+}
+
+impl State {
+    fn id(&self) -> u64 {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        id
+    }
+
+    fn report_error(&self, err: &JsValue) {
+        let listeners: Vec<Function> = self
+            .errors
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.clone())
+            .collect();
+        if listeners.is_empty() {
+            report("kubewasm: an informer handler threw", err);
+        }
+        for f in listeners {
+            if let Err(e) = f.call1(&JsValue::NULL, err) {
+                report("kubewasm: an error listener threw", &e);
+            }
+        }
+    }
+
+    fn record(self: &Rc<Self>, key: String, kind: ChangeKind) {
+        if self.changes.borrow_mut().record(&key, kind) {
+            let me = self.clone();
+            on_next_frame(move || me.flush());
+        }
+    }
+
+    fn flush(&self) {
+        let diff = self.changes.borrow_mut().flush();
+        if diff.is_empty() {
+            return;
+        }
+        let js = diff_to_js(&diff);
+        let subs: Vec<Function> = self
+            .subscribers
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.clone())
+            .collect();
+        for f in subs {
+            if let Err(e) = f.call1(&JsValue::NULL, &js) {
+                self.report_error(&e);
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Array {
+        let version = self.changes.borrow().version();
+        if let Some((v, arr)) = self.snapshot.borrow().as_ref() {
+            if *v == version {
+                return arr.clone();
+            }
+        }
+        let arr = sorted_js(self.inf.indexer().list());
+        *self.snapshot.borrow_mut() = Some((version, arr.clone()));
+        arr
+    }
+}
+
+fn sorted_js(mut objs: Vec<KubeObject>) -> Array {
+    objs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+    let arr: Array = objs.iter().map(to_js).collect();
+    // Snapshots are shared by every reader: freeze the array too.
+    Object::freeze(&arr);
+    arr
+}
+
+fn diff_to_js(d: &Diff) -> JsValue {
+    let o = Object::new();
+    let list = |v: &[String]| -> Array { v.iter().map(|s| JsValue::from_str(s)).collect() };
+    let _ = Reflect::set(&o, &"added".into(), &list(&d.added));
+    let _ = Reflect::set(&o, &"updated".into(), &list(&d.updated));
+    let _ = Reflect::set(&o, &"removed".into(), &list(&d.removed));
+    let _ = Reflect::set(&o, &"version".into(), &JsValue::from_f64(d.version as f64));
+    o.into()
+}
+
+fn status_to_js(s: &InformerStatus) -> JsValue {
+    let o = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&o, &k.into(), &v);
+    };
+    set("phase", s.phase.as_str().into());
+    if let Some(t) = s.next_retry_at_ms {
+        set("nextRetryAt", t.into());
+    }
+    set("listed", (s.listed as f64).into());
+    if let Some(t) = s.list_total {
+        set("listTotal", (t as f64).into());
+    }
+    set("relists", (s.relists as f64).into());
+    set("reconnects", (s.reconnects as f64).into());
+    if let Some(t) = s.last_event_at_ms {
+        set("lastEventAt", t.into());
+    }
+    if let Some((message, code, reason)) = &s.last_error {
+        let e = Object::new();
+        let _ = Reflect::set(&e, &"message".into(), &message.into());
+        let _ = Reflect::set(&e, &"code".into(), &JsValue::from_f64(*code as f64));
+        let _ = Reflect::set(&e, &"reason".into(), &reason.into());
+        set("lastError", e.into());
+    }
+    set("eventsApplied", (s.events_applied as f64).into());
+    set("cached", (s.cached as f64).into());
+    set("synced", s.synced.into());
+    o.into()
+}
+
+fn selector_error(e: crate::cache::SelectorError) -> JsValue {
+    KubeErrorInit {
+        message: e.message,
+        reason: "Invalid".into(),
+        position: Some(e.position as u32),
+        ..Default::default()
+    }
+    .into_js()
+}
+
+/// A JS function as an index function (exceptions become index errors).
+fn js_index_func(f: Function) -> IndexFunc {
+    Rc::new(move |o: &KubeObject| {
+        let v = f
+            .call1(&JsValue::NULL, &to_js(o))
+            .map_err(|e| format!("index function threw: {e:?}"))?;
+        let arr: Array = v
+            .dyn_into()
+            .map_err(|_| "index function must return an array of strings".to_string())?;
+        arr.iter()
+            .map(|x| {
+                x.as_string()
+                    .ok_or_else(|| "index values must be strings".to_string())
+            })
+            .collect()
+    })
+}
+
+fn js_transform(f: Function) -> Transformer {
+    Rc::new(move |o: KubeObject| {
+        // Transform a mutable copy: the cached object itself is frozen.
+        let copy = js_sys::JSON::parse(o.raw_str()).map_err(|e| format!("{e:?}"))?;
+        let out = f
+            .call1(&JsValue::NULL, &copy)
+            .map_err(|e| format!("transform threw: {e:?}"))?;
+        let text = js_sys::JSON::stringify(&out).map_err(|e| format!("{e:?}"))?;
+        let text = text.as_string().unwrap_or_default();
+        KubeObject::from_json(text.as_bytes()).map_err(|e| e.to_string())
+    })
+}
+
+#[wasm_bindgen]
+impl InformerFactory {
+    /// A factory over a client.
+    #[wasm_bindgen(constructor)]
+    pub fn new(client: &KubeClient) -> InformerFactory {
+        InformerFactory {
+            factory: SharedInformerFactory::new(client.inner().clone(), InformerOptions::default()),
+            states: Rc::default(),
+        }
+    }
+
+    /// The informer for these options (the same one for identical options).
+    /// Started at once when the factory was started; otherwise call `start()`.
+    #[wasm_bindgen(unchecked_return_type = "Informer")]
+    pub fn informer(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "InformerOptions")] opts: JsValue,
+    ) -> Result<Informer, JsValue> {
+        let version = options::string(&opts, "version")?
+            .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
+        let resource = options::string(&opts, "resource")?
+            .ok_or_else(|| KubeErrorInit::invalid("`resource` (plural name) is required"))?;
+        let label_selector =
+            options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
+        if let Some(s) = &label_selector {
+            LabelSelector::parse(s).map_err(selector_error)?;
+        }
+        let field_selector =
+            options::string(&opts, "fieldSelector")?.filter(|s| !s.trim().is_empty());
+        if let Some(s) = &field_selector {
+            FieldSelector::parse(s).map_err(selector_error)?;
+        }
+        let scope = ResourceScope {
+            group: options::string(&opts, "group")?.unwrap_or_default(),
+            version,
+            resource,
+            namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),
+            label_selector,
+            field_selector,
+        };
+        let key = SharedInformerFactory::scope_key(&scope);
+        if let Some(state) = self.states.borrow().get(&key) {
+            return Ok(Informer {
+                state: state.clone(),
+            });
+        }
+        let mut io = InformerOptions {
+            reflector: ReflectorOptions::default(),
+            ..Default::default()
+        };
+        io.reflector.resync_period = options::number(&opts, "resyncMs")?.and_then(resync_period);
+        let strip = options::prop(&opts, "stripManagedFields")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
+        let meta_only = options::prop(&opts, "metadataOnly")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let user = options::function(&opts, "transform")?.map(js_transform);
+        let base = if meta_only {
+            Some(metadata_only())
+        } else if strip {
+            Some(strip_managed_fields())
+        } else {
+            None
+        };
+        io.transform = match (base, user) {
+            (Some(a), Some(b)) => Some(Rc::new(move |o| b(a(o)?)) as Transformer),
+            (a, b) => a.or(b),
+        };
+        if let Some(ix) = options::prop(&opts, "indexers") {
+            let mut indexers = Indexers::new();
+            for e in Object::entries(ix.unchecked_ref()).iter() {
+                let name = Reflect::get_u32(&e, 0).ok().and_then(|v| v.as_string());
+                let f = Reflect::get_u32(&e, 1)
+                    .ok()
+                    .and_then(|v| v.dyn_into::<Function>().ok());
+                match (name, f) {
+                    (Some(n), Some(f)) => {
+                        indexers.insert(n, js_index_func(f));
+                    }
+                    _ => {
+                        return Err(KubeErrorInit::invalid(
+                            "`indexers` must map names to functions",
+                        )
+                        .into())
+                    }
+                }
+            }
+            io.indexers = indexers;
+        }
+        let inf = self.factory.informer(scope, Some(io));
+        let state = Rc::new(State {
+            inf: inf.clone(),
+            changes: RefCell::new(ChangeSet::default()),
+            subscribers: RefCell::new(Vec::new()),
+            errors: RefCell::new(Vec::new()),
+            next_id: Cell::new(0),
+            snapshot: RefCell::new(None),
+            scoped: RefCell::new(HashMap::new()),
+        });
+        let weak = Rc::downgrade(&state);
+        let recorder: Handler = Rc::new(move |n: Notification| {
+            if let Some(state) = weak.upgrade() {
+                let (key, kind) = match &n {
+                    Notification::Add(o, _) => (crate::cache::object_key(o).ok(), ChangeKind::Add),
+                    Notification::Update(_, o) => {
+                        (crate::cache::object_key(o).ok(), ChangeKind::Update)
+                    }
+                    Notification::Delete(d) => (d.key().ok(), ChangeKind::Delete),
+                };
+                if let Some(k) = key {
+                    state.record(k, kind);
+                }
+            }
+            None
+        });
+        inf.add_handler(recorder, false);
+        self.states.borrow_mut().insert(key, state.clone());
+        Ok(Informer { state })
+    }
+
+    /// Start every informer (and those created later).
+    pub fn start(&self) {
+        self.factory.start();
+    }
+
+    /// Resolves when every informer created so far has synced.
+    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
+    pub fn wait_for_sync(&self) -> Promise {
+        let f = self.factory.clone();
+        future_to_promise(async move {
+            f.wait_for_sync().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Stop every informer.
+    pub fn shutdown(&self) {
+        self.factory.shutdown();
+        self.states.borrow_mut().clear();
+    }
+}
+
+/// A live, indexed cache of one resource.
+#[wasm_bindgen]
+pub struct Informer {
+    state: Rc<State>,
+}
+
+#[wasm_bindgen]
+impl Informer {
+    /// Start listing and watching (idempotent).
+    pub fn start(&self) {
+        self.state.inf.start();
+    }
+
+    /// Stop for good: the watch is aborted and no timer or task remains.
+    pub fn stop(&self) {
+        self.state.inf.stop();
+    }
+
+    /// Listen for `add` (obj), `update` (oldObj, newObj), `delete` (obj),
+    /// `error` (err) or `status` (status). Returns an unsubscribe function.
+    /// An `add` handler registered after start first receives every cached
+    /// object. A handler that throws is reported to `error` listeners (or
+    /// the console) and does not affect the others.
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn on(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "InformerEvent")] event: String,
+        #[wasm_bindgen(unchecked_param_type = "(first: KubeObject, second: KubeObject) => void")]
+        handler: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let handler: Function = handler
+            .dyn_into()
+            .map_err(|_| JsValue::from(KubeErrorInit::invalid("the handler must be a function")))?;
+        let state = self.state.clone();
+        match event.as_str() {
+            "error" => {
+                let id = state.id();
+                state.errors.borrow_mut().push((id, handler));
+                let weak = Rc::downgrade(&state);
+                Ok(unsubscriber(move || {
+                    if let Some(s) = weak.upgrade() {
+                        s.errors.borrow_mut().retain(|(i, _)| *i != id);
+                    }
+                }))
+            }
+            "status" => {
+                let inf = state.inf.clone();
+                let h = handler.clone();
+                let weak = Rc::downgrade(&state);
+                let id = inf.status().subscribe(move |_s| {
+                    if let Some(st) = weak.upgrade() {
+                        let snap = status_to_js(&st.inf.status_snapshot());
+                        if let Err(e) = h.call1(&JsValue::NULL, &snap) {
+                            st.report_error(&e);
+                        }
+                    }
+                });
+                let status = inf.status().clone();
+                Ok(unsubscriber(move || status.unsubscribe(id)))
+            }
+            "add" | "update" | "delete" => {
+                let weak = Rc::downgrade(&state);
+                let kind = event.clone();
+                let h: Handler = Rc::new(move |n: Notification| {
+                    let result = match (&n, kind.as_str()) {
+                        (Notification::Add(o, _), "add") => {
+                            handler.call1(&JsValue::NULL, &to_js(o))
+                        }
+                        (Notification::Update(old, new), "update") => {
+                            handler.call2(&JsValue::NULL, &to_js(old), &to_js(new))
+                        }
+                        (Notification::Delete(d), "delete") => {
+                            let obj = match d {
+                                DeltaObject::Object(o) => to_js(o),
+                                DeltaObject::Tombstone(t) => {
+                                    t.obj.as_ref().map(to_js).unwrap_or(JsValue::NULL)
+                                }
+                            };
+                            handler.call1(&JsValue::NULL, &obj)
+                        }
+                        _ => Ok(JsValue::UNDEFINED),
+                    };
+                    if let Err(e) = result {
+                        if let Some(s) = weak.upgrade() {
+                            s.report_error(&e);
+                        }
+                    }
+                    None
+                });
+                let reg = state.inf.add_handler(h, false);
+                Ok(unsubscriber(move || reg.remove()))
+            }
+            other => {
+                Err(KubeErrorInit::invalid(format!("unknown informer event {other:?}")).into())
+            }
+        }
+    }
+
+    /// Receive coalesced diffs, at most one per animation frame. Returns an unsubscribe function.
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(diff: Diff) => void")] listener: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let listener: Function = listener.dyn_into().map_err(|_| {
+            JsValue::from(KubeErrorInit::invalid("the listener must be a function"))
+        })?;
+        let id = self.state.id();
+        self.state.subscribers.borrow_mut().push((id, listener));
+        let weak = Rc::downgrade(&self.state);
+        Ok(unsubscriber(move || {
+            if let Some(s) = weak.upgrade() {
+                s.subscribers.borrow_mut().retain(|(i, _)| *i != id);
+            }
+        }))
+    }
+
+    /// Every cached object, sorted by namespace and name; the same (frozen)
+    /// array until a diff has been delivered.
+    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "readonly KubeObject[]")]
+    pub fn get_snapshot(&self) -> Array {
+        self.state.snapshot()
+    }
+
+    /// A filtered view with the same snapshot contract. Throws `KubeError`
+    /// (with `position`) for a malformed selector.
+    #[wasm_bindgen(unchecked_return_type = "ScopedView")]
+    pub fn scoped(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
+    ) -> Result<ScopedView, JsValue> {
+        let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
+        let sel = options::string(&filter, "labelSelector")?.unwrap_or_default();
+        let selector = LabelSelector::parse(&sel).map_err(selector_error)?;
+        let fsel = options::string(&filter, "fieldSelector")?.unwrap_or_default();
+        let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
+        Ok(ScopedView {
+            state: self.state.clone(),
+            namespace,
+            selector,
+            fields,
+        })
+    }
+
+    /// Whether the initial list has reached the cache.
+    #[wasm_bindgen(getter, js_name = hasSynced)]
+    pub fn has_synced(&self) -> bool {
+        self.state.inf.has_synced()
+    }
+
+    /// Resolves once synced (or stopped).
+    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
+    pub fn wait_for_sync(&self) -> Promise {
+        let inf = self.state.inf.clone();
+        future_to_promise(async move {
+            inf.wait_for_sync().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Current status.
+    #[wasm_bindgen(getter, unchecked_return_type = "InformerStatus")]
+    pub fn status(&self) -> JsValue {
+        status_to_js(&self.state.inf.status_snapshot())
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister {
+        Lister {
+            lister: RustLister::new(self.state.inf.indexer().clone()),
+        }
+    }
+
+    /// Add an index: `fn(obj)` returns the values the object is listed under.
+    #[wasm_bindgen(js_name = addIndexer)]
+    pub fn add_indexer(
+        &self,
+        name: String,
+        #[wasm_bindgen(unchecked_param_type = "(obj: KubeObject) => string[]")] f: JsValue,
+    ) -> Result<(), JsValue> {
+        let f: Function = f.dyn_into().map_err(|_| {
+            JsValue::from(KubeErrorInit::invalid(
+                "the index function must be a function",
+            ))
+        })?;
+        let mut ix = Indexers::new();
+        ix.insert(name, js_index_func(f));
+        self.state
+            .inf
+            .add_indexers(ix)
+            .map_err(|e| KubeErrorInit::invalid(e.to_string()).into())
+    }
+}
+
+/// A filtered live view (see `Informer.scoped`).
+#[wasm_bindgen]
+pub struct ScopedView {
+    state: Rc<State>,
+    namespace: Option<String>,
+    selector: LabelSelector,
+    fields: FieldSelector,
+}
+
+#[wasm_bindgen]
+impl ScopedView {
+    /// The matching objects; the same array until a diff has been delivered.
+    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "readonly KubeObject[]")]
+    pub fn get_snapshot(&self) -> Array {
+        let key = format!(
+            "{}|{}|{}",
+            self.namespace.as_deref().unwrap_or(""),
+            self.selector,
+            self.fields
+        );
+        let version = self.state.changes.borrow().version();
+        if let Some((v, arr)) = self.state.scoped.borrow().get(&key) {
+            if *v == version {
+                return arr.clone();
+            }
+        }
+        let lister = RustLister::new(self.state.inf.indexer().clone());
+        let mut objs = Vec::new();
+        lister.for_each_in(self.namespace.as_deref(), &self.selector, |o| {
+            if self.fields.is_empty() || self.fields.matches(o) {
+                objs.push(o.clone());
+            }
+        });
+        let arr = sorted_js(objs);
+        self.state
+            .scoped
+            .borrow_mut()
+            .insert(key, (version, arr.clone()));
+        arr
+    }
+
+    /// Receive the informer's diffs (unfiltered keys; re-read the snapshot).
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(diff: Diff) => void")] listener: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        Informer {
+            state: self.state.clone(),
+        }
+        .subscribe(listener)
+    }
+}
+
+/// Read-only queries on an informer's cache.
+#[wasm_bindgen]
+pub struct Lister {
+    lister: RustLister,
+}
+
+#[wasm_bindgen]
+impl Lister {
+    /// Objects matching the filter. Namespaced lists use the namespace index;
+    /// an equality selector on an indexed label uses that index.
+    #[wasm_bindgen(unchecked_return_type = "KubeObject[]")]
+    pub fn list(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
+    ) -> Result<Array, JsValue> {
+        let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
+        let selector =
+            LabelSelector::parse(&options::string(&filter, "labelSelector")?.unwrap_or_default())
+                .map_err(selector_error)?;
+        let fields =
+            FieldSelector::parse(&options::string(&filter, "fieldSelector")?.unwrap_or_default())
+                .map_err(selector_error)?;
+        let out = Array::new();
+        self.lister
+            .for_each_in(namespace.as_deref(), &selector, |o| {
+                if fields.is_empty() || fields.matches(o) {
+                    out.push(&to_js(o));
+                }
+            });
+        Ok(out)
+    }
+
+    /// `get(name)` for cluster-scoped objects, `get(namespace, name)` otherwise; `undefined` when absent.
+    #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
+    pub fn get(&self, a: String, b: Option<String>) -> JsValue {
+        let found = match b {
+            Some(name) => self.lister.get(Some(&a), &name),
+            None => self.lister.get(None, &a),
+        };
+        found.map(|o| to_js(&o)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    /// Objects listed under `value` in the index `indexName` (`namespace` is built in).
+    #[wasm_bindgen(js_name = byIndex, unchecked_return_type = "KubeObject[]")]
+    pub fn by_index(&self, index_name: String, value: String) -> Result<Array, JsValue> {
+        let objs = self
+            .lister
+            .indexer()
+            .by_index(&index_name, &value)
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        Ok(objs.iter().map(to_js).collect())
+    }
+}
+
+fn unsubscriber(f: impl FnOnce() + 'static) -> JsValue {
+    let cell = RefCell::new(Some(f));
+    Closure::<dyn Fn()>::new(move || {
+        if let Some(f) = cell.borrow_mut().take() {
+            f();
+        }
+    })
+    .into_js_value()
+}

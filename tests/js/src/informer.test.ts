@@ -1,0 +1,103 @@
+// Informers, listers and snapshots through the package, against the sim.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeClient, InformerFactory, KubeError, type KubeObject, type Diff } from 'kubewasm';
+
+const server = process.env.KUBEWASM_SIM_URL;
+const token = process.env.KUBEWASM_SIM_TOKEN;
+if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+
+const sim = async <T>(path: string, body?: unknown): Promise<T> => {
+  const r = await fetch(`${server}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  return (await r.json()) as T;
+};
+const simState = async () => (await sim<{ items: Record<string, string> }>('/sim/state?resource=pods')).items;
+const openWatches = async () => (await sim<{ openWatches: number }>('/sim/stats')).openWatches;
+const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const frame = () => new Promise((r) => setTimeout(r, 5));
+
+const client = new KubeClient({ server, token });
+
+test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and follows changes', async () => {
+  await sim('/sim/seed', { namespaces: 4, pods: 1200, seed: 11 });
+  const watchesBefore = await openWatches();
+  const factory = new InformerFactory(client);
+  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  const diffs: Diff[] = [];
+  pods.subscribe((d) => diffs.push(d));
+  factory.start();
+  await pods.waitForSync();
+  assert.ok(pods.hasSynced);
+  await until(() => diffs.reduce((n, d) => n + d.added.length, 0) >= 1200);
+  const expected = await simState();
+  const added = new Set(diffs.flatMap((d) => d.added));
+  assert.deepEqual([...added].sort(), Object.keys(expected).sort());
+  assert.ok(diffs.length <= 4, `1,200 adds coalesced into ${diffs.length} diffs`);
+
+  const snap1 = pods.getSnapshot();
+  assert.equal(snap1.length, 1200);
+  assert.equal(pods.getSnapshot(), snap1, 'same array while nothing changed');
+  assert.ok(Object.isFrozen(snap1) && Object.isFrozen(snap1[0]));
+  assert.equal(snap1.some((p) => 'managedFields' in (p.metadata as object)), false, 'managedFields stripped by default');
+
+  // A change produces one diff and a new snapshot array, with unchanged objects reused.
+  const victim = snap1[0]!;
+  const podsApi = client.resource({ version: 'v1', resource: 'pods' });
+  await podsApi.delete(victim.metadata.name, victim.metadata.namespace);
+  await until(() => diffs.some((d) => d.removed.includes(`${victim.metadata.namespace}/${victim.metadata.name}`)));
+  const snap2 = pods.getSnapshot();
+  assert.notEqual(snap2, snap1);
+  assert.equal(snap2.length, 1199);
+  assert.equal(snap2[0], snap1[1], 'unchanged objects keep their identity');
+
+  // Lister and scoped views.
+  const lister = pods.lister();
+  const ns = snap2[0]!.metadata.namespace!;
+  const inNs = lister.list({ namespace: ns });
+  assert.ok(inNs.length > 0 && inNs.every((p) => p.metadata.namespace === ns));
+  const web = lister.list({ namespace: ns, labelSelector: 'app=web' });
+  assert.ok(web.every((p) => p.metadata.labels?.['app'] === 'web'));
+  assert.equal(lister.get(ns, inNs[0]!.metadata.name), inNs[0]);
+  assert.equal(lister.get(ns, 'does-not-exist'), undefined);
+  assert.equal(lister.byIndex('namespace', ns).length, inNs.length);
+  assert.throws(() => lister.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.position === 8);
+  const view = pods.scoped({ namespace: ns, labelSelector: 'app=web' });
+  assert.equal(view.getSnapshot(), view.getSnapshot());
+  assert.equal(view.getSnapshot().length, web.length);
+
+  // Late handlers get the current state first; a throwing handler is isolated.
+  const late: string[] = [];
+  const errors: unknown[] = [];
+  pods.on('error', (e) => errors.push(e));
+  pods.on('add', () => {
+    throw new Error('handler bug');
+  });
+  const off = pods.on('add', (p) => late.push(p.metadata.name));
+  await until(() => late.length >= 1199);
+  assert.ok(errors.length >= 1199 && errors.every((e) => (e as Error).message === 'handler bug'));
+  off();
+
+  // Status and stop: no watch remains at the server.
+  const status = pods.status;
+  assert.equal(status.phase, 'watching');
+  assert.equal(status.cached, 1199);
+  assert.ok(status.synced);
+  factory.shutdown();
+  await until(async () => (await openWatches()) <= watchesBefore);
+  assert.equal(pods.status.phase, 'stopped');
+  await frame();
+});
+
+test('a malformed selector is a KubeError with the position', () => {
+  const factory = new InformerFactory(client);
+  assert.throws(
+    () => factory.informer({ version: 'v1', resource: 'pods', labelSelector: 'app=web,,' }),
+    (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && typeof e.position === 'number',
+  );
+});
