@@ -8,7 +8,7 @@ use std::fmt;
 
 use super::keys::split_key;
 use super::selector::LabelSelector;
-use super::store::{label_index_name, Indexer, NAMESPACE_INDEX};
+use super::store::{label_index_name, label_ns_index_name, Indexer, NAMESPACE_INDEX};
 use crate::rest::KubeObject;
 
 /// `get` found nothing under the key.
@@ -65,11 +65,21 @@ impl Lister {
         let ix = &self.indexer;
         let ns_ok = |o: &KubeObject| namespace.is_none_or(|n| o.namespace().unwrap_or("") == n);
         // Pick the smallest bucket that is guaranteed to hold every match.
-        let label_bucket = selector.first_equality().and_then(|(k, v)| {
-            let name = label_index_name(k);
-            ix.has_index(&name)
-                .then(|| (ix.index_len(&name, v), name, v.to_owned()))
-        });
+        let label_bucket = selector
+            .first_equality()
+            .and_then(|(k, v)| match namespace {
+                Some(ns) => {
+                    let name = label_ns_index_name(k);
+                    let value = format!("{ns}/{v}");
+                    ix.has_index(&name)
+                        .then(|| (ix.index_len(&name, &value), name, value))
+                }
+                None => {
+                    let name = label_index_name(k);
+                    ix.has_index(&name)
+                        .then(|| (ix.index_len(&name, v), name, v.to_owned()))
+                }
+            });
         let ns_bucket = namespace
             .filter(|_| ix.has_index(NAMESPACE_INDEX))
             .map(|n| {

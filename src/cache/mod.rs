@@ -49,6 +49,6 @@ pub use shared_informer::{
 };
 pub use status::{InformerStatus, Phase, StatusCell};
 pub use store::{
-    label_index_func, label_index_name, namespace_index_func, IndexFunc, Indexer, Indexers,
-    StoreError, NAMESPACE_INDEX,
+    label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,
+    Indexer, Indexers, StoreError, NAMESPACE_INDEX,
 };

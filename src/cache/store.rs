@@ -53,6 +53,12 @@ pub fn label_index_name(label: &str) -> String {
     format!("label:{label}")
 }
 
+/// The companion index of [`label_index_name`] keyed by `namespace/value`,
+/// so a namespaced equality query reads exactly its matches.
+pub fn label_ns_index_name(label: &str) -> String {
+    format!("label-ns:{label}")
+}
+
 /// Why a store operation failed. Nothing was changed when one is returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreError {
@@ -98,6 +104,9 @@ type Bucket = HashSet<Rc<str>>;
 #[derive(Default)]
 struct Inner {
     items: HashMap<Rc<str>, KubeObject>,
+    /// Each key's current index values (per index), so an update or delete
+    /// never recomputes the old values.
+    values: HashMap<Rc<str>, Vec<Vec<String>>>,
     indexers: Vec<(String, IndexFunc)>,
     /// Per index (same order as `indexers`): value → keys.
     indices: Vec<HashMap<String, Bucket>>,
@@ -201,19 +210,18 @@ impl Indexer {
     pub fn upsert(&self, key: String, obj: KubeObject) -> Result<(), StoreError> {
         let mut inner = self.inner.borrow_mut();
         let new_vals = compute(&inner.indexers, &obj)?;
-        let (key, old_vals) = match inner.items.get_key_value(key.as_str()) {
-            Some((k, old)) => {
-                let old_vals = compute(&inner.indexers, old).unwrap_or_default();
-                (k.clone(), Some(old_vals))
-            }
-            None => (Rc::<str>::from(key), None),
+        let key: Rc<str> = match inner.items.get_key_value(key.as_str()) {
+            Some((k, _)) => k.clone(),
+            None => Rc::from(key),
         };
+        let old_vals = inner.values.remove(&key);
         let rv = obj.resource_version();
         if !rv.is_empty() {
             inner.last_sync_rv.clear();
             inner.last_sync_rv.push_str(rv);
         }
         inner.reindex(&key, old_vals.as_deref(), Some(&new_vals));
+        inner.values.insert(key.clone(), new_vals);
         inner.items.insert(key, obj);
         inner.version += 1;
         Ok(())
@@ -234,8 +242,8 @@ impl Indexer {
     pub fn delete_key(&self, key: &str) -> Option<KubeObject> {
         let mut inner = self.inner.borrow_mut();
         let (k, old) = inner.items.remove_entry(key)?;
-        let old_vals = compute(&inner.indexers, &old).unwrap_or_default();
-        inner.reindex(&k, Some(&old_vals), None);
+        let old_vals = inner.values.remove(&k);
+        inner.reindex(&k, old_vals.as_deref(), None);
         inner.version += 1;
         Some(old)
     }
@@ -302,17 +310,20 @@ impl Indexer {
         }
         let mut indices: Vec<HashMap<String, Bucket>> =
             inner.indexers.iter().map(|_| HashMap::new()).collect();
+        let mut values = HashMap::with_capacity(items.len());
         for (key, obj) in &items {
             let vals = compute(&inner.indexers, obj)?;
-            for (i, vs) in vals.into_iter().enumerate() {
+            for (i, vs) in vals.iter().enumerate() {
                 if let Some(index) = indices.get_mut(i) {
                     for v in vs {
-                        index.entry(v).or_default().insert(key.clone());
+                        index.entry(v.clone()).or_default().insert(key.clone());
                     }
                 }
             }
+            values.insert(key.clone(), vals);
         }
         inner.items = items;
+        inner.values = values;
         inner.indices = indices;
         inner.last_sync_rv = resource_version.to_owned();
         inner.version += 1;
@@ -334,27 +345,35 @@ impl Indexer {
         for name in names {
             let Some(f) = new.get(name) else { continue };
             let mut index: HashMap<String, Bucket> = HashMap::new();
+            let mut per_key: Vec<(Rc<str>, Vec<String>)> = Vec::with_capacity(inner.items.len());
             for (k, obj) in inner.items.iter() {
                 let vals = f(obj).map_err(|message| StoreError::IndexFunc {
                     index: name.clone(),
                     message,
                 })?;
-                for v in vals {
-                    index.entry(v).or_default().insert(k.clone());
+                for v in &vals {
+                    index.entry(v.clone()).or_default().insert(k.clone());
                 }
+                per_key.push((k.clone(), vals));
             }
-            built.push((name.clone(), f.clone(), index));
+            built.push((name.clone(), f.clone(), index, per_key));
         }
-        for (name, f, index) in built {
+        for (name, f, index, per_key) in built {
             inner.indexers.push((name, f));
             inner.indices.push(index);
+            let width = inner.indexers.len();
+            for (k, vals) in per_key {
+                let entry = inner.values.entry(k).or_default();
+                entry.resize(width - 1, Vec::new());
+                entry.push(vals);
+            }
         }
         inner.version += 1;
         Ok(())
     }
 
-    /// Add a [`label_index_func`] index named [`label_index_name`]`(label)`,
-    /// unless it exists already.
+    /// Add a [`label_index_func`] index named [`label_index_name`]`(label)`
+    /// and its namespaced companion [`label_ns_index_name`], unless present.
     pub fn add_label_index(&self, label: &str) -> Result<(), StoreError> {
         let name = label_index_name(label);
         if self.has_index(&name) {
@@ -362,6 +381,17 @@ impl Indexer {
         }
         let mut ix = Indexers::new();
         ix.insert(name, label_index_func(label));
+        let l = label.to_owned();
+        ix.insert(
+            label_ns_index_name(label),
+            Rc::new(move |o: &KubeObject| {
+                Ok(o.meta()
+                    .labels()
+                    .get(&l)
+                    .map(|v| vec![format!("{}/{v}", o.namespace().unwrap_or(""))])
+                    .unwrap_or_default())
+            }),
+        );
         self.add_indexers(ix)
     }
 
