@@ -4,7 +4,13 @@
 
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
-include!("../benches/support/pods.rs");
+#[allow(dead_code)]
+#[rustfmt::skip]
+mod pods {
+    include!("../benches/support/pods.rs");
+    pub(crate) fn pod(i: usize, rv: u64) -> String { pod_json(i, rv) }
+}
+use pods::pod as pod_json;
 include!("../benches/support/cache_bench.rs");
 
 #[wasm_bindgen_test]

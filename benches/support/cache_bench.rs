@@ -45,7 +45,7 @@ fn run_cache_benches(now_ms: &dyn Fn() -> f64, out: &dyn Fn(String)) {
     let t = now_ms();
     for u in 0..UPDATES {
         let i = (u * 7919) % PODS;
-        let p = if (u / PODS) % 2 == 0 { &pods2[i] } else { &pods[i] };
+        let p = if (u / PODS).is_multiple_of(2) { &pods2[i] } else { &pods[i] };
         let _ = ix.update(p.clone());
     }
     let ms = now_ms() - t;
@@ -97,7 +97,7 @@ fn run_cache_benches(now_ms: &dyn Fn() -> f64, out: &dyn Fn(String)) {
         let _ = known.add(p.clone());
     }
     let fifo = DeltaFifo::new(DeltaFifoOptions { known_objects: Some(std::rc::Rc::new(known.clone()) as std::rc::Rc<dyn KnownObjects>), ..Default::default() });
-    let list: Vec<KubeObject> = pods2.iter().enumerate().filter(|(i, _)| i % 10 != 0).map(|(_, p)| p.clone()).collect();
+    let list: Vec<KubeObject> = pods2.iter().enumerate().filter(|(i, _)| !i.is_multiple_of(10)).map(|(_, p)| p.clone()).collect();
     let t = now_ms();
     let _ = fifo.replace(list, "2");
     let mut popped = 0;
