@@ -10,7 +10,7 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js build pkg demo bench clean
+.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js test-page build pkg demo bench clean
 
 all: build
 
@@ -18,7 +18,7 @@ deps:
 	@scripts/deps.sh
 
 ## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker).
-test: deps test-native test-lint test-node test-chrome test-worker test-js
+test: deps test-native test-lint test-node test-chrome test-worker test-js test-page
 	@echo "make test: all suites passed"
 
 test-native:
@@ -43,6 +43,13 @@ test-worker:
 test-js: build
 	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	$(WITH_SIM) bash -c 'cd tests/js && npm test'
+
+# The demo dashboard in headless Chromium against the sim (screenshots in tests/artifacts/).
+test-page: build
+	cargo build -q --release -p kubewasm-sim
+	scripts/site.sh
+	cd tests/page && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd tests/page && npm test
 
 ## build: the npm package (web + bundler targets) with pkg-template/ merged in.
 build pkg: deps

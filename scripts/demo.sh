@@ -6,10 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${1:-8080}
 cargo build -q --release -p kubewasm-sim
+scripts/site.sh
 site=target/demo-site
-rm -rf "$site" && mkdir -p "$site"
-cp -R www/. "$site/"
-cp -R pkg "$site/pkg"
 echo "kubewasm demo: open http://127.0.0.1:$port/ (Ctrl-C stops)"
 exec target/release/kubewasm-sim --port "$port" --static-dir "$site" \
   --namespaces "${DEMO_NAMESPACES:-20}" --pods "${DEMO_PODS:-3000}" \
