@@ -1,0 +1,207 @@
+//! The informer against the sim with faults injected at random: once churn
+//! stops and the informer has caught up, its store equals the sim's state
+//! exactly (every key at the same resourceVersion), and so does a map kept
+//! only from the add/update/delete handlers. Runs in Node and in Chromium.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use kubewasm::cache::{
+    BackoffOptions, Handler, InformerOptions, Notification, ReflectorOptions, ResourceListWatch,
+    ResourceScope, SharedIndexInformer,
+};
+use kubewasm::rest::{Client, Config, Request};
+use kubewasm::rt::{real_clock, Rng};
+use serde_json::{json, Value};
+use wasm_bindgen_test::{console_log, wasm_bindgen_test};
+
+fn client() -> Client {
+    let Some(url) = option_env!("KUBEWASM_SIM_URL") else {
+        panic!("KUBEWASM_SIM_URL must be set at build time (scripts/with-sim.sh)")
+    };
+    let mut cfg = Config::new(url);
+    if let Some(t) = option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty()) {
+        cfg = cfg.bearer_token(t);
+    }
+    Client::new(cfg).expect("client")
+}
+
+async fn sim(c: &Client, path: &str, body: Value) -> Value {
+    c.send_json(&Request::post().path(path).json(&body))
+        .await
+        .unwrap_or_else(|e| panic!("POST {path}: {e}"))
+}
+
+async fn sim_state(c: &Client) -> BTreeMap<String, String> {
+    let v: Value = c
+        .send_json(&Request::get().path("/sim/state").query("resource", "pods"))
+        .await
+        .expect("state");
+    v["items"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn open_watches(c: &Client) -> i64 {
+    let v: Value = c
+        .send_json(&Request::get().path("/sim/stats"))
+        .await
+        .expect("stats");
+    v["openWatches"].as_i64().unwrap_or(-1)
+}
+
+fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    inf.indexer().for_each(|k, o| {
+        m.insert(k.to_owned(), o.resource_version().to_owned());
+    });
+    m
+}
+
+async fn sleep(ms: u64) {
+    real_clock().sleep(Duration::from_millis(ms)).await;
+}
+
+#[wasm_bindgen_test]
+async fn informer_converges_to_the_sim_under_random_faults() {
+    let c = client();
+    sim(&c, "/sim/faults/clear", json!({})).await;
+    sim(
+        &c,
+        "/sim/seed",
+        json!({"namespaces": 3, "pods": 120, "seed": 1}),
+    )
+    .await;
+    let watches_before = open_watches(&c).await;
+
+    let lw = ResourceListWatch::new(
+        c.clone(),
+        ResourceScope {
+            version: "v1".into(),
+            resource: "pods".into(),
+            ..Default::default()
+        },
+    );
+    let opts = InformerOptions {
+        reflector: ReflectorOptions {
+            // Short steps keep 20 seeds of faults within the suite's time.
+            backoff: BackoffOptions {
+                initial: Duration::from_millis(50),
+                cap: Duration::from_millis(400),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);
+    let from_handlers: Rc<RefCell<BTreeMap<String, String>>> = Rc::default();
+    let m = from_handlers.clone();
+    let handler: Handler = Rc::new(move |n: Notification| {
+        let mut m = m.borrow_mut();
+        match n {
+            Notification::Add(o, _) | Notification::Update(_, o) => {
+                if let Ok(k) = kubewasm::cache::object_key(&o) {
+                    m.insert(k, o.resource_version().to_owned());
+                }
+            }
+            Notification::Delete(d) => {
+                if let Ok(k) = d.key() {
+                    m.remove(&k);
+                }
+            }
+        }
+        None
+    });
+    inf.add_handler(handler, false);
+    inf.start();
+    inf.wait_for_sync().await;
+
+    for seed in 0..20u64 {
+        let mut rng = Rng::with_seed(seed);
+        let fault = rng.next_u64() % 6;
+        let faults = match fault {
+            0 => json!({"splitChunks": true, "seed": seed}),
+            1 => json!({"dropWatchesAfterEvents": 1 + rng.next_u64() % 5}),
+            2 => json!({"status429": {"count": 2, "retryAfterSeconds": 1}}),
+            3 => json!({"status500": {"count": 2}}),
+            4 => json!({"malformedLineOnce": true}),
+            _ => json!({"latencyMs": 300}),
+        };
+        sim(&c, "/sim/faults", faults.clone()).await;
+        for round in 0..3 {
+            sim(
+                &c,
+                "/sim/churn/steps",
+                json!({"steps": 10, "seed": seed * 10 + round}),
+            )
+            .await;
+            match rng.next_u64() % 4 {
+                0 => {
+                    sim(&c, "/sim/drop-watches", json!({})).await;
+                }
+                1 => {
+                    sim(&c, "/sim/compact", json!({})).await;
+                    sim(&c, "/sim/drop-watches", json!({})).await;
+                }
+                _ => {}
+            }
+            sleep(50).await;
+        }
+        sim(&c, "/sim/faults/clear", json!({})).await;
+        sim(
+            &c,
+            "/sim/churn/steps",
+            json!({"steps": 5, "seed": 1000 + seed}),
+        )
+        .await;
+        let want = sim_state(&c).await;
+        let mut ok = false;
+        for _ in 0..300 {
+            if store_state(&inf) == want && *from_handlers.borrow() == want {
+                ok = true;
+                break;
+            }
+            sleep(100).await;
+        }
+        if !ok {
+            let got = store_state(&inf);
+            let missing: Vec<_> = want
+                .iter()
+                .filter(|(k, v)| got.get(*k) != Some(v))
+                .take(5)
+                .collect();
+            let extra: Vec<_> = got
+                .keys()
+                .filter(|k| !want.contains_key(*k))
+                .take(5)
+                .collect();
+            panic!(
+                "seed {seed} (faults {faults}): store did not converge; {} vs {} keys, differing {missing:?}, extra {extra:?}, status {:?}",
+                got.len(),
+                want.len(),
+                inf.status_snapshot()
+            );
+        }
+        console_log!("seed {seed}: converged with faults {faults}");
+    }
+
+    inf.stop();
+    let mut closed = false;
+    for _ in 0..50 {
+        if open_watches(&c).await <= watches_before {
+            closed = true;
+            break;
+        }
+        sleep(100).await;
+    }
+    assert!(closed, "stop() leaves no open watch at the sim");
+}
