@@ -1,0 +1,53 @@
+//! The REST mapper: kinds, plurals, singulars and short names to resources.
+
+use super::resource::ApiResource;
+
+/// Maps names to resources over a discovery result (or the built-in table).
+#[derive(Clone, Debug, Default)]
+pub struct RestMapper {
+    resources: Vec<ApiResource>,
+}
+
+impl RestMapper {
+    /// A mapper over these resources (preferred versions first wins ties).
+    pub fn new(mut resources: Vec<ApiResource>) -> Self {
+        resources.sort_by_key(|r| !r.preferred);
+        RestMapper { resources }
+    }
+
+    /// Every resource known.
+    pub fn resources(&self) -> &[ApiResource] {
+        &self.resources
+    }
+
+    /// The resource serving `kind` (optionally in `group`), preferred version first.
+    pub fn resource_for_kind(&self, group: Option<&str>, kind: &str) -> Option<&ApiResource> {
+        self.resources
+            .iter()
+            .find(|r| r.kind == kind && group.is_none_or(|g| g == r.group))
+    }
+
+    /// The resource for a GVK exactly.
+    pub fn resource_for_gvk(&self, group: &str, version: &str, kind: &str) -> Option<&ApiResource> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+    }
+
+    /// Resolve what a user typed: a plural, singular, short name or kind
+    /// (case-insensitive), optionally qualified with `.group` (`deployments.apps`).
+    pub fn find(&self, name: &str) -> Option<&ApiResource> {
+        let lower = name.to_ascii_lowercase();
+        let (base, group) = match lower.split_once('.') {
+            Some((b, g)) => (b.to_owned(), Some(g.to_owned())),
+            None => (lower.clone(), None),
+        };
+        self.resources.iter().find(|r| {
+            group.as_deref().is_none_or(|g| g == r.group)
+                && (r.plural == base
+                    || r.singular == base
+                    || r.kind.eq_ignore_ascii_case(&base)
+                    || r.short_names.contains(&base))
+        })
+    }
+}

@@ -1,0 +1,84 @@
+//! Listing everything page by page (client-go's `tools/pager`).
+
+use std::future::Future;
+
+use crate::rest::{Error, KubeObject, ListParams, ObjectList};
+
+/// The concatenated result of a paged list.
+#[derive(Debug, Clone)]
+pub struct ListAll {
+    /// Every item, in server order.
+    pub items: Vec<KubeObject>,
+    /// The first page's resourceVersion (PG-03).
+    pub resource_version: String,
+    /// Whether more than one page was fetched.
+    pub paginated: bool,
+}
+
+/// List every item: `limit` = the caller's limit or `page_size` (PG-01; a
+/// page size of 0 means one unpaginated request); later pages carry the
+/// continue token and drop the RV and RV-match (PG-03); an Expired 410 on a
+/// later page falls back to one full list at the original RV (PG-04).
+pub async fn list_all<F, Fut>(
+    page_size: u32,
+    params: ListParams,
+    mut fetch: F,
+) -> Result<ListAll, Error>
+where
+    F: FnMut(ListParams) -> Fut,
+    Fut: Future<Output = Result<ObjectList, Error>>,
+{
+    let limit = params
+        .limit
+        .filter(|l| *l > 0)
+        .or((page_size > 0).then_some(page_size));
+    let first = ListParams {
+        limit,
+        ..params.clone()
+    };
+    let page = fetch(first).await?;
+    let resource_version = page.resource_version.clone();
+    let mut items = page.items;
+    let mut cont = page.continue_token.filter(|c| !c.is_empty());
+    if cont.is_none() {
+        return Ok(ListAll {
+            items,
+            resource_version,
+            paginated: false,
+        });
+    }
+    while let Some(token) = cont.take() {
+        let next = ListParams {
+            limit,
+            continue_token: Some(token),
+            resource_version: None,
+            resource_version_match: None,
+            ..params.clone()
+        };
+        match fetch(next).await {
+            Ok(p) => {
+                items.extend(p.items);
+                cont = p.continue_token.filter(|c| !c.is_empty());
+            }
+            Err(e) if e.reason() == Some("Expired") => {
+                let full = ListParams {
+                    limit: None,
+                    continue_token: None,
+                    ..params.clone()
+                };
+                let p = fetch(full).await?;
+                return Ok(ListAll {
+                    items: p.items,
+                    resource_version: p.resource_version,
+                    paginated: true,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(ListAll {
+        items,
+        resource_version,
+        paginated: true,
+    })
+}
