@@ -205,3 +205,39 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     }
     assert!(closed, "stop() leaves no open watch at the sim");
 }
+
+#[wasm_bindgen_test]
+async fn watch_list_mode_syncs_from_one_stream() {
+    let c = client();
+    sim(&c, "/sim/faults/clear", json!({})).await;
+    let lw = ResourceListWatch::new(
+        c.clone(),
+        ResourceScope {
+            version: "v1".into(),
+            resource: "pods".into(),
+            ..Default::default()
+        },
+    );
+    let mut opts = InformerOptions::default();
+    opts.reflector.use_watch_list = true;
+    let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);
+    inf.start();
+    inf.wait_for_sync().await;
+    sim(&c, "/sim/churn/steps", json!({"steps": 20, "seed": 77})).await;
+    let want = sim_state(&c).await;
+    let mut ok = false;
+    for _ in 0..100 {
+        if store_state(&inf) == want {
+            ok = true;
+            break;
+        }
+        sleep(100).await;
+    }
+    inf.stop();
+    assert!(
+        ok,
+        "watch-list informer converged to the sim: {:?}",
+        inf.status_snapshot()
+    );
+    assert_eq!(inf.status_snapshot().relists, 0);
+}

@@ -23,10 +23,13 @@
 //! for bookmarks and a server timeout drawn from [300, 600) s (RL-08). Event
 //! RVs are tracked last-event-wins (RL-10).
 //!
-//! Mode: list + watch. Streaming watch-list (`sendInitialEvents`) is not used
-//! by default: API servers before 1.32 and many proxies reject it, and with
-//! pagination list + watch already keeps memory flat in a browser; see the
-//! module docs of `shared_informer.rs` for how to opt in once supported.
+//! Mode: list + watch by default; streaming watch-list (`sendInitialEvents`,
+//! RL-20..23) with `ReflectorOptions::use_watch_list`. client-go defaults to
+//! watch-list; we do not yet, because API servers before 1.32, many proxies,
+//! and `kubectl proxy` setups in the field reject or mishandle it, and in a
+//! browser the paginated list already keeps peak memory flat. When enabled,
+//! a rejection (any error other than 410/429/network) falls back to list +
+//! watch within the same cycle and for the rest of the reflector's life.
 //!
 //! Back-pressure: while the queue holds more than `max_queued` keys the
 //! reflector stops pulling the watch stream (yielding to the event loop) until
@@ -121,6 +124,9 @@ pub struct ReflectorOptions {
     pub backoff: BackoffOptions,
     /// Stop reading the watch while the queue holds more keys than this.
     pub max_queued: usize,
+    /// Start with a streaming watch-list (`sendInitialEvents`) instead of a
+    /// paginated list, falling back to list + watch when the server rejects it.
+    pub use_watch_list: bool,
 }
 
 impl Default for ReflectorOptions {
@@ -131,6 +137,7 @@ impl Default for ReflectorOptions {
             resync_period: None,
             backoff: BackoffOptions::default(),
             max_queued: 10_000,
+            use_watch_list: false,
         }
     }
 }
@@ -148,16 +155,19 @@ pub struct Reflector {
     last_rv: RefCell<String>,
     paginated: Cell<bool>,
     rv_unavailable: Cell<bool>,
+    watch_list_unsupported: Cell<bool>,
     on_error: Option<WatchErrorHandler>,
     rng: RefCell<Rng>,
     /// Requests issued: (is_watch, resourceVersion, limit) — for tests and status.
     log: RefCell<Vec<(bool, String, Option<u32>)>>,
 }
 
-/// How one list-and-watch cycle ended.
+/// How a watch (or a list-and-watch cycle) ended.
 enum CycleEnd {
-    /// Relist after a backoff (410 during a watch, very short watch, resync failure).
+    /// Relist after a backoff (410 during a watch).
     Relist,
+    /// Open a new watch from the last RV at once.
+    ReWatch,
 }
 
 fn is_too_large_rv(e: &Error) -> bool {
@@ -184,6 +194,7 @@ impl Reflector {
             last_rv: RefCell::new(String::new()),
             paginated: Cell::new(false),
             rv_unavailable: Cell::new(false),
+            watch_list_unsupported: Cell::new(false),
             on_error,
             rng: RefCell::new(Rng::with_seed(seed)),
             log: RefCell::new(Vec::new()),
@@ -223,7 +234,7 @@ impl Reflector {
             }
             first = false;
             match self.list_and_watch(&mut backoff).await {
-                Ok(CycleEnd::Relist) => {}
+                Ok(_) => {}
                 Err(e) => {
                     self.record_error(&e);
                     if let Some(h) = &self.on_error {
@@ -351,8 +362,124 @@ impl Reflector {
         (min + self.rng.borrow_mut().next_f64() * min) as u32
     }
 
+    /// RL-20..23: a streaming watch-list. Events fill a temporary store until
+    /// the `k8s.io/initial-events-end` bookmark; then one `Replace` and the same
+    /// stream continues as the watch. `Ok(None)` = fall back to list + watch.
+    async fn watch_list(
+        &self,
+        backoff: &mut BackoffManager,
+    ) -> Result<Option<super::list_watch::EventStream>, Error> {
+        self.status.update(|s| {
+            s.phase = Phase::Listing;
+            s.next_retry_at_ms = None;
+            s.listed = 0;
+            s.list_total = None;
+        });
+        loop {
+            let rv = if self.rv_unavailable.get() {
+                String::new()
+            } else {
+                self.last_rv.borrow().clone()
+            };
+            let params = WatchParams {
+                resource_version: (!rv.is_empty()).then(|| rv.clone()),
+                resource_version_match: Some("NotOlderThan".into()),
+                send_initial_events: Some(true),
+                allow_watch_bookmarks: true,
+                timeout_seconds: Some(self.watch_timeout()),
+                ..Default::default()
+            };
+            self.log
+                .borrow_mut()
+                .push((true, format!("watch-list:{rv}"), None));
+            let mut stream = match self.lw.watch(params).await {
+                Ok(s) => s,
+                Err(e) if e.is_too_many_requests() || e.is_network() => {
+                    self.record_error(&e);
+                    self.clock.sleep(backoff.next_delay()).await;
+                    continue;
+                }
+                Err(e) if e.is_gone() || is_too_large_rv(&e) => {
+                    self.rv_unavailable.set(true);
+                    continue;
+                }
+                Err(e) => {
+                    // The server rejects sendInitialEvents: list + watch from now on.
+                    self.record_error(&e);
+                    self.watch_list_unsupported.set(true);
+                    return Ok(None);
+                }
+            };
+            let started = self.clock.now();
+            let mut events = 0u64;
+            let mut temp: std::collections::BTreeMap<String, KubeObject> =
+                std::collections::BTreeMap::new();
+            loop {
+                match stream.next().await {
+                    None => {
+                        if events == 0 && self.clock.now() - started < Duration::from_secs(1) {
+                            self.watch_list_unsupported.set(true);
+                            return Ok(None);
+                        }
+                        break; // retry with an empty temporary store
+                    }
+                    Some(Err(e)) if e.is_network() || e.is_timeout() => break,
+                    Some(Err(e)) => return Err(e),
+                    Some(Ok(WatchEvent::Error(status))) => {
+                        let e = Error::from(status);
+                        self.record_error(&e);
+                        if e.is_gone() {
+                            self.rv_unavailable.set(true);
+                            break;
+                        }
+                        self.watch_list_unsupported.set(true);
+                        return Ok(None);
+                    }
+                    Some(Ok(ev)) => {
+                        events += 1;
+                        if ev.is_initial_events_end() {
+                            let rv = ev
+                                .object()
+                                .map(|o| o.resource_version().to_owned())
+                                .unwrap_or_default();
+                            let items: Vec<KubeObject> =
+                                std::mem::take(&mut temp).into_values().collect();
+                            self.fifo
+                                .replace(items, &rv)
+                                .map_err(|e| Error::invalid_request(e.to_string()))?;
+                            *self.last_rv.borrow_mut() = rv;
+                            self.rv_unavailable.set(false);
+                            return Ok(Some(stream));
+                        }
+                        match ev {
+                            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                                if let Ok(k) = super::keys::object_key(&o) {
+                                    temp.insert(k, o);
+                                }
+                            }
+                            WatchEvent::Deleted(o) => {
+                                if let Ok(k) = super::keys::object_key(&o) {
+                                    temp.remove(&k);
+                                }
+                            }
+                            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => {}
+                        }
+                        let n = temp.len() as u64;
+                        self.status.quiet(|s| s.listed = n);
+                    }
+                }
+            }
+        }
+    }
+
     async fn list_and_watch(&self, backoff: &mut BackoffManager) -> Result<CycleEnd, Error> {
-        self.list().await?;
+        let mut pending = None;
+        if self.opts.use_watch_list && !self.watch_list_unsupported.get() {
+            pending = self.watch_list(backoff).await?;
+        }
+        if pending.is_none() {
+            self.list().await?;
+        }
         let mut watches = 0u64;
         loop {
             let rv = self.last_rv.borrow().clone();
@@ -362,12 +489,24 @@ impl Reflector {
                 timeout_seconds: Some(self.watch_timeout()),
                 ..Default::default()
             };
+            if let Some(s) = pending.take() {
+                // The watch-list stream continues as the watch (RL-21).
+                watches += 1;
+                self.status.update(|st| {
+                    st.phase = Phase::Watching;
+                    st.next_retry_at_ms = None;
+                });
+                if let CycleEnd::Relist = self.consume(s, backoff).await? {
+                    return Ok(CycleEnd::Relist);
+                }
+                continue;
+            }
             self.log.borrow_mut().push((true, rv, None));
             if watches > 0 {
                 self.status.quiet(|s| s.reconnects += 1);
             }
             watches += 1;
-            let mut stream = match self.lw.watch(params).await {
+            let stream = match self.lw.watch(params).await {
                 Ok(s) => s,
                 Err(e) if e.is_too_many_requests() || e.is_network() => {
                     // RL-14: wait one step and re-watch, no relist.
@@ -390,58 +529,70 @@ impl Reflector {
                 s.phase = Phase::Watching;
                 s.next_retry_at_ms = None;
             });
-            let started = self.clock.now();
-            let mut events = 0u64;
-            let mut resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
-            loop {
-                let next = match resync.as_mut() {
-                    Some(timer) => match select(stream.next(), timer).await {
-                        Either::Left((item, _)) => Some(item),
-                        Either::Right(_) => None,
-                    },
-                    None => Some(stream.next().await),
-                };
-                let Some(item) = next else {
-                    // The resync timer fired (RL-18).
-                    self.fifo.resync();
-                    resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
-                    continue;
-                };
-                match item {
-                    None => {
-                        // RL-11 / RL-12.
-                        if events == 0 && self.clock.now() - started < Duration::from_secs(1) {
-                            return Err(Error::network(
-                                "very short watch: the watch closed within 1 s without any event",
-                            ));
-                        }
-                        break;
+            if let CycleEnd::Relist = self.consume(stream, backoff).await? {
+                return Ok(CycleEnd::Relist);
+            }
+        }
+    }
+
+    /// Apply one watch stream until it ends. `Ok(ReWatch)`: open a new watch
+    /// from the last RV; `Ok(Relist)`: back off and relist; `Err`: report, back off, relist.
+    async fn consume(
+        &self,
+        mut stream: super::list_watch::EventStream,
+        backoff: &mut BackoffManager,
+    ) -> Result<CycleEnd, Error> {
+        let started = self.clock.now();
+        let mut events = 0u64;
+        let mut resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
+        loop {
+            let next = match resync.as_mut() {
+                Some(timer) => match select(stream.next(), timer).await {
+                    Either::Left((item, _)) => Some(item),
+                    Either::Right(_) => None,
+                },
+                None => Some(stream.next().await),
+            };
+            let Some(item) = next else {
+                // The resync timer fired (RL-18).
+                self.fifo.resync();
+                resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
+                continue;
+            };
+            match item {
+                None => {
+                    // RL-11 / RL-12.
+                    if events == 0 && self.clock.now() - started < Duration::from_secs(1) {
+                        return Err(Error::network(
+                            "very short watch: the watch closed within 1 s without any event",
+                        ));
                     }
-                    Some(Err(e)) if e.is_network() || e.is_timeout() => {
-                        // A dropped connection or the idle watchdog: re-watch from the last RV.
-                        self.record_error(&e);
-                        break;
+                    return Ok(CycleEnd::ReWatch);
+                }
+                Some(Err(e)) if e.is_network() || e.is_timeout() => {
+                    // A dropped connection or the idle watchdog: re-watch from the last RV.
+                    self.record_error(&e);
+                    return Ok(CycleEnd::ReWatch);
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(WatchEvent::Error(status))) => {
+                    let e = Error::from(status);
+                    self.record_error(&e);
+                    if e.is_gone() {
+                        return Ok(CycleEnd::Relist);
                     }
-                    Some(Err(e)) => return Err(e),
-                    Some(Ok(WatchEvent::Error(status))) => {
-                        let e = Error::from(status);
-                        self.record_error(&e);
-                        if e.is_gone() {
-                            return Ok(CycleEnd::Relist);
-                        }
-                        if e.is_too_many_requests() {
-                            self.clock.sleep(backoff.next_delay()).await;
-                            break;
-                        }
-                        return Err(e);
+                    if e.is_too_many_requests() {
+                        self.clock.sleep(backoff.next_delay()).await;
+                        return Ok(CycleEnd::ReWatch);
                     }
-                    Some(Ok(ev)) => {
-                        events += 1;
-                        self.apply(ev)
-                            .map_err(|e| Error::invalid_request(e.to_string()))?;
-                        while self.fifo.len() > self.opts.max_queued {
-                            yield_now().await;
-                        }
+                    return Err(e);
+                }
+                Some(Ok(ev)) => {
+                    events += 1;
+                    self.apply(ev)
+                        .map_err(|e| Error::invalid_request(e.to_string()))?;
+                    while self.fifo.len() > self.opts.max_queued {
+                        yield_now().await;
                     }
                 }
             }

@@ -56,8 +56,13 @@ impl ListerWatcher for Rc<FakeLw> {
         Box::pin(async move { r })
     }
     fn watch(&self, p: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
+        let mode = if p.send_initial_events == Some(true) {
+            " initial-events"
+        } else {
+            ""
+        };
         self.calls.borrow_mut().push(format!(
-            "WATCH rv={} bookmarks={}",
+            "WATCH rv={} bookmarks={}{mode}",
             p.resource_version.unwrap_or_default(),
             p.allow_watch_bookmarks
         ));
@@ -406,4 +411,92 @@ fn si_stop_leaves_no_task_or_timer() {
         "every watch stream was dropped"
     );
     assert_eq!(r.informer.status_snapshot().phase, Phase::Stopped);
+}
+
+fn watch_list_rig() -> Rig {
+    crate::rt::seed_thread_rng(7);
+    let clock = FakeClock::new();
+    let lw = Rc::new(FakeLw::default());
+    let mut opts = InformerOptions::default();
+    opts.reflector.use_watch_list = true;
+    let informer = SharedIndexInformer::new(Rc::new(lw.clone()), clock.shared(), opts);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    informer.add_handler(recorder(seen.clone()), false);
+    Rig {
+        clock,
+        lw,
+        informer,
+        seen,
+    }
+}
+
+fn end_bookmark(rv: u64) -> crate::rest::KubeObject {
+    crate::rest::KubeObject::from_value(&serde_json::json!({"metadata": {"resourceVersion": rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}})).unwrap()
+}
+
+#[test]
+fn rl_20_21_watch_list_fills_a_temporary_store_then_continues_the_same_stream() {
+    let r = watch_list_rig();
+    r.informer.start();
+    run_until_stalled();
+    assert_eq!(
+        *r.lw.calls.borrow(),
+        vec!["WATCH rv= bookmarks=true initial-events"]
+    );
+    for ev in [
+        WatchEvent::Added(obj("ns/p1", 1, &[])),
+        WatchEvent::Added(obj("ns/p2", 2, &[])),
+        WatchEvent::Modified(obj("ns/p1", 3, &[])),
+        WatchEvent::Added(obj("ns/p3", 4, &[])),
+        WatchEvent::Deleted(obj("ns/p3", 5, &[])),
+        WatchEvent::Bookmark(obj("x", 5, &[])),
+    ] {
+        send(&r.lw, Ok(ev));
+    }
+    run_until_stalled();
+    assert!(
+        !r.informer.has_synced(),
+        "a bookmark without the end annotation does not end the initial phase"
+    );
+    assert!(
+        state(&r.informer).is_empty(),
+        "nothing reaches the store before the end bookmark"
+    );
+    send(&r.lw, Ok(WatchEvent::Bookmark(end_bookmark(5))));
+    run_until_stalled();
+    assert!(r.informer.has_synced());
+    assert_eq!(
+        state(&r.informer),
+        BTreeMap::from([("ns/p1".into(), "3".into()), ("ns/p2".into(), "2".into())])
+    );
+    send(&r.lw, Ok(WatchEvent::Modified(obj("ns/p1", 6, &[]))));
+    run_until_stalled();
+    assert_eq!(
+        state(&r.informer)["ns/p1"],
+        "6",
+        "the same stream continues as the watch"
+    );
+    assert_eq!(r.lw.calls.borrow().len(), 1, "one request, no LIST");
+    assert_eq!(r.informer.last_sync_resource_version(), "6");
+}
+
+#[test]
+fn rl_23_watch_list_rejected_falls_back_to_list_and_watch() {
+    let r = watch_list_rig();
+    r.lw.watch_errors.borrow_mut().push_back(Error::from_response(422, br#"{"kind":"Status","code":422,"reason":"Invalid","message":"sendInitialEvents is not supported"}"#, None));
+    r.lw.lists
+        .borrow_mut()
+        .push_back(Ok(list("9", vec![obj("ns/a", 9, &[])])));
+    r.informer.start();
+    run_until_stalled();
+    assert_eq!(
+        *r.lw.calls.borrow(),
+        vec![
+            "WATCH rv= bookmarks=true initial-events",
+            "LIST rv=0 limit=500",
+            "WATCH rv=9 bookmarks=true"
+        ]
+    );
+    assert!(r.informer.has_synced());
+    assert_eq!(*r.seen.borrow(), vec!["add a@9 (initial)"]);
 }
