@@ -59,6 +59,8 @@ export interface ClientOptions {
   /** Client-side rate limit (default 20 requests/s, burst 50; watches are exempt). */
   qps?: number;
   burst?: number;
+  /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
+  maxInFlight?: number;
   /** Retries of idempotent requests on 429/5xx/network errors (default 10). */
   maxRetries?: number;
 }
@@ -189,6 +191,9 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
             qps: qps.unwrap_or(d.qps),
             burst: burst.map_or(d.burst, |b| b.clamp(1.0, u32::MAX as f64) as u32),
         });
+    }
+    if let Some(n) = options::number(opts, "maxInFlight")? {
+        config.max_in_flight = Some(n.clamp(1.0, 1e6) as usize);
     }
     if let Some(n) = options::number(opts, "maxRetries")? {
         config.max_retries = n.min(1000.0) as u32;

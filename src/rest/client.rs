@@ -60,6 +60,39 @@ struct Inner {
     clock: SharedClock,
     limiter: Option<TokenBucket>,
     rng: RefCell<Rng>,
+    gate: Option<Rc<Gate>>,
+}
+
+/// Caps the requests waiting for headers (`Config::max_in_flight`).
+struct Gate {
+    cap: usize,
+    in_flight: std::cell::Cell<usize>,
+    freed: crate::rt::Notify,
+}
+
+/// Holds one of the gate's slots until dropped.
+struct Permit(Rc<Gate>);
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.0
+            .in_flight
+            .set(self.0.in_flight.get().saturating_sub(1));
+        self.0.freed.notify_waiters();
+    }
+}
+
+impl Gate {
+    async fn acquire(self: &Rc<Self>) -> Permit {
+        loop {
+            let wait = self.freed.notified();
+            if self.in_flight.get() < self.cap {
+                self.in_flight.set(self.in_flight.get() + 1);
+                return Permit(self.clone());
+            }
+            wait.await;
+        }
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -89,6 +122,13 @@ impl Client {
         clock: SharedClock,
     ) -> Result<Self, Error> {
         config.validate()?;
+        let config_gate = config.max_in_flight.map(|cap| {
+            Rc::new(Gate {
+                cap: cap.max(1),
+                in_flight: std::cell::Cell::new(0),
+                freed: crate::rt::Notify::new(),
+            })
+        });
         let limiter = config
             .rate_limit
             .map(|rl| TokenBucket::new(rl, clock.clone()));
@@ -101,6 +141,7 @@ impl Client {
             clock,
             limiter,
             rng: RefCell::new(Rng::with_seed(seed)),
+            gate: config_gate,
         })))
     }
 
@@ -213,8 +254,15 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<(HttpResponse, Option<Vec<u8>>), Error> {
         let transport = self.0.transport.clone();
+        let gate = self.0.gate.clone();
         let work = async move {
+            // The slot is held only until the response headers arrive.
+            let permit = match &gate {
+                Some(g) => Some(g.acquire().await),
+                None => None,
+            };
             let mut resp = transport.send(http).await?;
+            drop(permit);
             let ok = if watch {
                 resp.status == 200
             } else {

@@ -175,6 +175,11 @@ pub struct Config {
     /// Longest accepted watch line (one event); longer ends the watch with
     /// [`Error::LineTooLong`]. Default 16 MiB.
     pub max_line_bytes: usize,
+    /// At most this many requests waiting for response headers at once; the
+    /// rest queue in order. Edge runtimes cap concurrent connections waiting
+    /// for headers (six on Cloudflare Workers), and a page with many informers
+    /// can exceed a browser's per-host limit; `None` (the default) = no cap.
+    pub max_in_flight: Option<usize>,
 }
 
 impl Config {
@@ -192,6 +197,7 @@ impl Config {
             backoff: Backoff::default(),
             watch_idle_timeout: Some(Duration::from_secs(11 * 60)),
             max_line_bytes: 16 * 1024 * 1024,
+            max_in_flight: None,
         }
     }
 

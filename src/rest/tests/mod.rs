@@ -2,4 +2,5 @@
 //! path end to end, the client's retry and auth decisions on a fake clock).
 mod client_tests;
 mod error_tests;
+mod gate_tests;
 mod watch_tests;
