@@ -10,7 +10,7 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js test-page build pkg demo bench clean
+.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js test-page test-edge build pkg demo bench clean
 
 all: build
 
@@ -18,7 +18,7 @@ deps:
 	@scripts/deps.sh
 
 ## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker).
-test: deps test-native test-lint test-node test-chrome test-worker test-js test-page
+test: deps test-native test-lint test-node test-chrome test-worker test-js test-page test-edge
 	@echo "make test: all suites passed"
 
 test-native:
@@ -50,6 +50,15 @@ test-page: build
 	scripts/site.sh
 	cd tests/page && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd tests/page && npm test
+
+# The edge-worker example in workerd (from npm) against the sim.
+test-edge: build
+	cargo build -q --release -p kubewasm-sim
+	rm -rf examples/edge-worker/pkg && cp -R pkg examples/edge-worker/pkg
+	# `npm install`, not `npm ci`: the registry mirror lacks workerd's other-platform
+	# optional packages, so the lockfile cannot list them and `npm ci` refuses it.
+	cd examples/edge-worker && { [ -x node_modules/.bin/workerd ] || npm install --no-audit --no-fund --loglevel=error; }
+	cd examples/edge-worker && npm test
 
 ## build: the npm package (web + bundler targets) with pkg-template/ merged in.
 build pkg: deps
