@@ -10,7 +10,7 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js test-page test-edge build pkg demo bench clean
+.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js test-page test-edge test-vite build pkg demo bench clean
 
 all: build
 
@@ -18,7 +18,7 @@ deps:
 	@scripts/deps.sh
 
 ## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker).
-test: deps test-native test-lint test-node test-chrome test-worker test-js test-page test-edge
+test: deps test-native test-lint test-node test-chrome test-worker test-js test-page test-edge test-vite
 	@echo "make test: all suites passed"
 
 test-native:
@@ -59,6 +59,15 @@ test-edge: build
 	# optional packages, so the lockfile cannot list them and `npm ci` refuses it.
 	cd examples/edge-worker && { [ -x node_modules/.bin/workerd ] || npm install --no-audit --no-fund --loglevel=error; }
 	cd examples/edge-worker && npm test
+
+# `npm pack` of the package installs into a fresh Vite + TypeScript app that
+# type-checks with `strict` and builds.
+test-vite: build
+	mkdir -p target && rm -f target/kubewasm-*.tgz
+	cd pkg && npm pack --silent --pack-destination ../target >/dev/null
+	cd tests/vite-app && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd tests/vite-app && npm install --no-save --no-audit --no-fund --loglevel=error ../../target/kubewasm-*.tgz
+	cd tests/vite-app && npm run --silent check
 
 ## build: the npm package (web + bundler targets) with pkg-template/ merged in.
 build pkg: deps

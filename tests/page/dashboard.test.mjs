@@ -128,3 +128,15 @@ test('a compaction forces a relist and the table ends equal to the sim', async (
   await page.screenshot({ path: join(artifacts, 'dashboard-after-relist.png') });
   assert.deepEqual(pageErrors, []);
 });
+
+test('an informer in a Web Worker posts diffs that add up to the sim\'s pods', async () => {
+  const worker = await browser.newPage();
+  worker.on('pageerror', (e) => pageErrors.push(String(e)));
+  await worker.goto(url + '/worker.html');
+  const want = await simCount();
+  await until(async () => Number(await worker.evaluate(() => document.getElementById('count').dataset.count || -1)) === want, 15_000, 'worker count');
+  assert.ok(Number(await worker.textContent('#diffs')) >= 1);
+  await worker.screenshot({ path: join(artifacts, 'worker.png') });
+  await worker.close();
+  assert.deepEqual(pageErrors, []);
+});

@@ -1,0 +1,41 @@
+// What a user's app writes, type-checked with `strict` against the package's typings.
+import init, { KubeClient, InformerFactory, WorkQueue, KubeError, type Diff, type KubeObject, type InformerStatus } from 'kubewasm';
+
+interface PodLike extends KubeObject {
+  status?: { phase?: string };
+}
+
+async function main(): Promise<void> {
+  await init();
+  const client = new KubeClient({ server: location.origin, credentials: 'include', maxInFlight: 6 });
+  const factory = new InformerFactory(client);
+  const pods = factory.informer({ version: 'v1', resource: 'pods', labelSelector: 'app=web', stripManagedFields: true });
+  factory.start();
+  const list = document.getElementById('pods') as HTMLUListElement;
+  pods.subscribe((diff: Diff) => {
+    const snapshot = pods.getSnapshot() as readonly PodLike[];
+    list.replaceChildren(...snapshot.map((p) => Object.assign(document.createElement('li'), { textContent: `${p.metadata.name} ${p.status?.phase ?? ''} (v${diff.version})` })));
+  });
+  const off = pods.on('update', (oldPod, newPod) => console.log(oldPod.metadata.resourceVersion, '→', newPod.metadata.resourceVersion));
+  pods.on('status', (s) => {
+    const status = s as unknown as InformerStatus;
+    document.title = `${status.phase} · ${status.cached}`;
+  });
+  await pods.waitForSync();
+  off();
+  try {
+    pods.lister().list({ labelSelector: 'app in (' });
+  } catch (e) {
+    if (e instanceof KubeError) console.warn(e.reason, e.position);
+  }
+  const queue = new WorkQueue({ name: 'demo', timings: false });
+  queue.runWorkers(1, async (key: string) => {
+    if (!key) return { requeueAfterMs: 1000 };
+  }, {});
+  for await (const ev of client.resource({ version: 'v1', resource: 'pods', namespace: 'default' }).watch({ allowWatchBookmarks: true })) {
+    console.log(ev.type, ev.object.metadata.name);
+    break;
+  }
+}
+
+void main();
