@@ -8,7 +8,8 @@ const params = new URLSearchParams(location.search);
 // Same origin by default (the sim, or `kubectl proxy --www`); `?server=` overrides.
 const server = params.get('server') || location.origin + (params.get('prefix') || '');
 const token = params.get('token') || undefined;
-const MAX_ROWS = 500;
+// Rows rendered at most (the table scrolls within them); the count shows the rest.
+const MAX_ROWS = 150;
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -16,7 +17,7 @@ const state = {
   selected: null, selector: '', namespace: '', text: '', events: [], eventTimes: [],
 };
 
-await init();
+const wasm = await init();
 const client = new KubeClient({ server, token });
 const factory = new InformerFactory(client);
 factory.start();
@@ -80,8 +81,14 @@ function rows() {
   const inf = state.informer;
   if (!inf) return [];
   let items;
+  let fromSnapshot = false;
   try {
-    items = inf.lister().list({ namespace: state.namespace || undefined, labelSelector: state.selector || undefined });
+    // The unfiltered snapshot is cached by the informer (rebuilt once per diff);
+    // filtered lists go through the lister's indexes.
+    fromSnapshot = !state.namespace && !state.selector;
+    items = fromSnapshot
+      ? inf.getSnapshot()
+      : inf.lister().list({ namespace: state.namespace || undefined, labelSelector: state.selector || undefined });
     $('selector-error').textContent = '';
   } catch (e) {
     if (e instanceof KubeError) {
@@ -91,9 +98,14 @@ function rows() {
   }
   if (state.text) items = items.filter((o) => o.metadata.name.includes(state.text));
   const k = state.sortKey;
-  const val = (o) => (k === 'name' ? o.metadata.name : k === 'namespace' ? (o.metadata.namespace || '') + '/' + o.metadata.name
-    : k === 'status' ? statusOf(o) : k === 'age' ? -(Date.parse(o.metadata.creationTimestamp || 0) || 0) : '');
-  return items.sort((a, b) => (val(a) < val(b) ? -1 : val(a) > val(b) ? 1 : 0) * state.sortDir);
+  // The snapshot already comes sorted by namespace/name.
+  if (fromSnapshot && k === 'namespace' && state.sortDir === 1) return items;
+  // Decorate once, sort by the precomputed key (not recomputed per comparison).
+  const keyed = items.map((o) => [k === 'name' ? o.metadata.name
+    : k === 'namespace' ? `${o.metadata.namespace || ''}/${o.metadata.name}`
+      : k === 'status' ? statusOf(o) : k === 'age' ? -(Date.parse(o.metadata.creationTimestamp || 0) || 0) : '', o]);
+  keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0) * state.sortDir);
+  return keyed.map((x) => x[1]);
 }
 
 function render() {
@@ -237,4 +249,4 @@ const podsIndex = resources.findIndex((r) => r.resource === 'pods' && r.group ==
 sel.value = String(Math.max(0, podsIndex));
 sel.addEventListener('change', () => show(resources[Number(sel.value)]));
 show(resources[Number(sel.value)]);
-window.kubewasmDashboard = { state, factory };
+window.kubewasmDashboard = { state, factory, wasmBytes: () => wasm.memory.buffer.byteLength };
