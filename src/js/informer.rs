@@ -574,6 +574,18 @@ impl Informer {
         status_to_js(&self.state.inf.status_snapshot())
     }
 
+    /// Approximate bytes the cached objects hold in wasm memory (raw JSON
+    /// plus parsed metadata), for memory budgets such as an edge isolate's.
+    #[wasm_bindgen(getter, js_name = cachedBytes)]
+    pub fn cached_bytes(&self) -> f64 {
+        let mut total = 0usize;
+        self.state
+            .inf
+            .indexer()
+            .for_each(|_, o| total += o.approx_heap_bytes());
+        total as f64
+    }
+
     /// A lister over the cache.
     pub fn lister(&self) -> Lister {
         Lister {
