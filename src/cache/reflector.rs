@@ -160,6 +160,7 @@ pub struct Reflector {
     rng: RefCell<Rng>,
     /// Requests issued: (is_watch, resourceVersion, limit) — for tests and status.
     log: RefCell<Vec<(bool, String, Option<u32>)>>,
+    should_resync: RefCell<Option<Rc<dyn Fn() -> bool>>>,
 }
 
 /// How a watch (or a list-and-watch cycle) ended.
@@ -198,7 +199,14 @@ impl Reflector {
             on_error,
             rng: RefCell::new(Rng::with_seed(seed)),
             log: RefCell::new(Vec::new()),
+            should_resync: RefCell::new(None),
         }
+    }
+
+    /// Decide at each resync tick whether the store is resynced (client-go's
+    /// `ShouldResync`; the shared informer asks its handlers).
+    pub fn set_should_resync(&self, f: Rc<dyn Fn() -> bool>) {
+        *self.should_resync.borrow_mut() = Some(f);
     }
 
     /// The RV of the last list or event applied.
@@ -555,7 +563,10 @@ impl Reflector {
             };
             let Some(item) = next else {
                 // The resync timer fired (RL-18).
-                self.fifo.resync();
+                let due = self.should_resync.borrow().as_ref().is_none_or(|f| f());
+                if due {
+                    self.fifo.resync();
+                }
                 resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
                 continue;
             };

@@ -18,9 +18,10 @@
 //!   delivered everything up to that point (SI-04).
 //! * Add vs update is decided by presence in the indexer; an update carries
 //!   the cached old object; tombstones reach `on_delete` (CT items).
-//! * Resync: `Sync` deltas are delivered as updates only to listeners that
-//!   asked for a resync period (per-handler periods are rounded to the
-//!   informer's period; documented deviation from SI-07/08).
+//! * Resync (SI-07..09): each handler has its own period (at least 1 s and
+//!   the informer's check period); at each tick the due handlers are marked,
+//!   and same-RV updates (resyncs, unchanged relisted objects) go only to
+//!   marked handlers. Every handler starts marked.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -66,7 +67,11 @@ struct Listener {
     buffer: RefCell<VecDeque<Item>>,
     wake: Notify,
     synced: Cell<bool>,
-    wants_resync: bool,
+    /// Effective resync period (SI-07); `None` = never.
+    resync: Option<Duration>,
+    next_resync: Cell<crate::rt::Instant>,
+    /// Receives same-RV updates (SI-08/09); every listener starts marked.
+    syncing: Cell<bool>,
     task: RefCell<Option<TaskHandle>>,
 }
 
@@ -264,8 +269,31 @@ impl SharedIndexInformer {
     }
 
     /// Register a handler. After start it first receives every cached object
-    /// as an add (SI-03). `wants_resync`: deliver resync `Sync`s as updates.
+    /// as an add (SI-03). `wants_resync`: resync at the informer's period.
     pub fn add_handler(&self, handler: Handler, wants_resync: bool) -> Registration {
+        let period = if wants_resync {
+            self.inner.opts.reflector.resync_period
+        } else {
+            None
+        };
+        self.add_handler_with_resync(handler, period)
+    }
+
+    /// Register a handler with its own resync period (SI-07): never shorter
+    /// than 1 s or than the informer's check period (the reflector's
+    /// `resync_period`), and never when the informer does not resync.
+    pub fn add_handler_with_resync(
+        &self,
+        handler: Handler,
+        resync: Option<Duration>,
+    ) -> Registration {
+        let check = self.inner.opts.reflector.resync_period;
+        let resync = match (resync, check) {
+            (Some(r), Some(c)) if !r.is_zero() && !c.is_zero() => {
+                Some(r.max(Duration::from_secs(1)).max(c))
+            }
+            _ => None,
+        };
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id + 1);
         let l = Rc::new(Listener {
@@ -274,7 +302,9 @@ impl SharedIndexInformer {
             buffer: RefCell::new(VecDeque::new()),
             wake: Notify::new(),
             synced: Cell::new(false),
-            wants_resync,
+            resync,
+            next_resync: Cell::new(self.inner.clock.now() + resync.unwrap_or_default()),
+            syncing: Cell::new(true),
             task: RefCell::new(None),
         });
         if self.inner.started.get() {
@@ -312,11 +342,27 @@ impl SharedIndexInformer {
 
     fn distribute(&self, n: Notification, resync: bool) {
         for l in self.inner.listeners.borrow().iter() {
-            if resync && !l.wants_resync {
+            if resync && !l.syncing.get() {
                 continue;
             }
             l.push(Item::Note(n.clone()));
         }
+    }
+
+    /// SI-08: at each resync tick, mark the listeners that are due (and move
+    /// their next resync), unmark the others; resync the store only if any is due.
+    fn should_resync(&self) -> bool {
+        let now = self.inner.clock.now();
+        let mut any = false;
+        for l in self.inner.listeners.borrow().iter() {
+            let due = l.resync.is_some_and(|p| now >= l.next_resync.get());
+            l.syncing.set(due);
+            if let (true, Some(p)) = (due, l.resync) {
+                l.next_resync.set(now + p);
+                any = true;
+            }
+        }
+        any
     }
 
     fn handle_deltas(&self, popped: &Popped) -> Result<(), StoreError> {
@@ -402,6 +448,11 @@ impl SharedIndexInformer {
             self.inner.opts.reflector.clone(),
             self.inner.opts.on_watch_error.clone(),
         ));
+        let weak = Rc::downgrade(&self.inner);
+        reflector.set_should_resync(Rc::new(move || match weak.upgrade() {
+            Some(inner) => SharedIndexInformer { inner }.should_resync(),
+            None => false,
+        }));
         *self.inner.reflector.borrow_mut() = Some(reflector.clone());
         let mut tasks = self.inner.tasks.borrow_mut();
         tasks.push(spawn_local(reflector.run()));

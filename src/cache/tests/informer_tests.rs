@@ -28,6 +28,7 @@ struct FakeLw {
     watch_errors: RefCell<VecDeque<Error>>,
     watches: RefCell<Vec<WatchTx>>,
     calls: RefCell<Vec<String>>,
+    timeouts: RefCell<Vec<u32>>,
 }
 
 fn list(rv: &str, items: Vec<crate::rest::KubeObject>) -> ObjectList {
@@ -43,8 +44,13 @@ fn list(rv: &str, items: Vec<crate::rest::KubeObject>) -> ObjectList {
 
 impl ListerWatcher for Rc<FakeLw> {
     fn list(&self, p: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
+        let cont = p
+            .continue_token
+            .as_deref()
+            .map(|c| format!(" continue={c}"))
+            .unwrap_or_default();
         self.calls.borrow_mut().push(format!(
-            "LIST rv={} limit={}",
+            "LIST rv={} limit={}{cont}",
             p.resource_version.unwrap_or_default(),
             p.limit.unwrap_or(0)
         ));
@@ -56,6 +62,9 @@ impl ListerWatcher for Rc<FakeLw> {
         Box::pin(async move { r })
     }
     fn watch(&self, p: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
+        self.timeouts
+            .borrow_mut()
+            .push(p.timeout_seconds.unwrap_or(0));
         let mode = if p.send_initial_events == Some(true) {
             " initial-events"
         } else {
@@ -499,4 +508,232 @@ fn rl_23_watch_list_rejected_falls_back_to_list_and_watch() {
     );
     assert!(r.informer.has_synced());
     assert_eq!(*r.seen.borrow(), vec!["add a@9 (initial)"]);
+}
+
+fn paged(rv: &str, names: &[&str], cont: Option<&str>) -> ObjectList {
+    let mut l = list(
+        rv,
+        names
+            .iter()
+            .map(|n| obj(&format!("ns/{n}"), 1, &[]))
+            .collect(),
+    );
+    l.continue_token = cont.map(str::to_owned);
+    l.remaining_item_count = cont.map(|_| 1);
+    l
+}
+
+fn gone() -> Error {
+    Error::from_response(
+        410,
+        br#"{"kind":"Status","code":410,"reason":"Expired","message":"too old"}"#,
+        None,
+    )
+}
+
+#[test]
+fn rl_04_a_paginated_initial_list_keeps_relists_paginated() {
+    let r = rig(vec![
+        Ok(paged("10", &["a"], Some("c1"))),
+        Ok(paged("10", &["b"], None)),
+        Ok(paged("20", &["a"], None)),
+    ]);
+    r.informer.start();
+    run_until_stalled();
+    assert_eq!(state(&r.informer).len(), 2);
+    assert_eq!(
+        r.informer.status_snapshot().list_total,
+        None,
+        "the last page carries no remaining count"
+    );
+    send(
+        &r.lw,
+        Ok(WatchEvent::Error(Status {
+            code: 410,
+            reason: "Expired".into(),
+            ..Default::default()
+        })),
+    );
+    run_until_stalled();
+    r.clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    let lists: Vec<String> =
+        r.lw.calls
+            .borrow()
+            .iter()
+            .filter(|c| c.starts_with("LIST"))
+            .cloned()
+            .collect();
+    assert_eq!(
+        lists,
+        vec![
+            "LIST rv=0 limit=500",
+            "LIST rv= limit=500 continue=c1",
+            "LIST rv=10 limit=500"
+        ]
+    );
+}
+
+#[test]
+fn rl_07_expired_continue_token_falls_back_to_one_full_list_at_the_original_rv() {
+    let r = rig(vec![
+        Ok(paged("10", &["a"], Some("c1"))),
+        Err(gone()),
+        Ok(paged("10", &["a", "b", "c"], None)),
+    ]);
+    r.informer.start();
+    run_until_stalled();
+    let lists: Vec<String> =
+        r.lw.calls
+            .borrow()
+            .iter()
+            .filter(|c| c.starts_with("LIST"))
+            .cloned()
+            .collect();
+    assert_eq!(
+        lists,
+        vec![
+            "LIST rv=0 limit=500",
+            "LIST rv= limit=500 continue=c1",
+            "LIST rv=0 limit=0"
+        ]
+    );
+    assert_eq!(state(&r.informer).len(), 3);
+    assert!(r.informer.has_synced());
+}
+
+#[test]
+fn rl_08_watch_timeouts_are_drawn_from_300_to_600_seconds() {
+    let r = rig(vec![Ok(list("1", vec![]))]);
+    r.informer.start();
+    for _ in 0..40 {
+        run_until_stalled();
+        r.clock.advance(Duration::from_secs(2));
+        close_watch(&r.lw);
+    }
+    run_until_stalled();
+    let t = r.lw.timeouts.borrow().clone();
+    assert!(t.len() >= 20, "{t:?}");
+    assert!(t.iter().all(|s| (300..600).contains(s)), "{t:?}");
+    assert!(t.iter().any(|s| *s != t[0]), "randomized: {t:?}");
+}
+
+#[test]
+fn rl_17_list_failures_reach_the_error_handler_and_the_status() {
+    crate::rt::seed_thread_rng(3);
+    let clock = FakeClock::new();
+    let lw = Rc::new(FakeLw::default());
+    let denied = || {
+        Error::from_response(
+            403,
+            br#"{"kind":"Status","code":403,"reason":"Forbidden","message":"Access Denied"}"#,
+            None,
+        )
+    };
+    lw.lists.borrow_mut().extend([Err(denied()), Err(denied())]);
+    let errors = Rc::new(RefCell::new(Vec::new()));
+    let e2 = errors.clone();
+    let opts = InformerOptions {
+        on_watch_error: Some(Rc::new(move |e: &Error| {
+            e2.borrow_mut().push(e.to_string())
+        })),
+        ..Default::default()
+    };
+    let inf = SharedIndexInformer::new(Rc::new(lw.clone()), clock.shared(), opts);
+    inf.start();
+    run_until_stalled();
+    assert_eq!(errors.borrow().len(), 1);
+    assert!(errors.borrow()[0].contains("Access Denied"));
+    let st = inf.status_snapshot();
+    assert_eq!(st.phase, Phase::Backoff);
+    assert_eq!(st.last_error.as_ref().map(|e| e.1), Some(403));
+    clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    assert_eq!(errors.borrow().len(), 2, "retried after the backoff step");
+    assert!(!inf.has_synced());
+}
+
+#[test]
+fn rl_18_resync_redelivers_cached_objects_to_handlers_that_asked() {
+    crate::rt::seed_thread_rng(7);
+    let clock = FakeClock::new();
+    let lw = Rc::new(FakeLw::default());
+    lw.lists
+        .borrow_mut()
+        .push_back(Ok(list("5", vec![obj("ns/a", 5, &[])])));
+    let mut opts = InformerOptions::default();
+    opts.reflector.resync_period = Some(Duration::from_secs(30));
+    let inf = SharedIndexInformer::new(Rc::new(lw.clone()), clock.shared(), opts);
+    let with = Rc::new(RefCell::new(Vec::new()));
+    let without = Rc::new(RefCell::new(Vec::new()));
+    inf.add_handler(recorder(with.clone()), true);
+    inf.add_handler(recorder(without.clone()), false);
+    inf.start();
+    run_until_stalled();
+    clock.advance(Duration::from_secs(30));
+    run_until_stalled();
+    assert_eq!(*with.borrow(), vec!["add a@5 (initial)", "update a@5->5"]);
+    assert_eq!(
+        *without.borrow(),
+        vec!["add a@5 (initial)"],
+        "no resync for a handler that did not ask"
+    );
+    clock.advance(Duration::from_secs(30));
+    run_until_stalled();
+    assert_eq!(with.borrow().len(), 3, "the timer re-arms");
+}
+
+#[test]
+fn rl_19_stopped_before_start_issues_no_request() {
+    let r = rig(vec![Ok(list("1", vec![]))]);
+    r.informer.stop();
+    r.informer.start();
+    run_until_stalled();
+    assert!(r.lw.calls.borrow().is_empty());
+    assert_eq!(r.clock.pending_timers(), 0);
+}
+
+#[test]
+fn rl_22_watch_list_without_the_end_bookmark_never_syncs() {
+    let r = watch_list_rig();
+    r.informer.start();
+    run_until_stalled();
+    send(&r.lw, Ok(WatchEvent::Added(obj("ns/p1", 1, &[]))));
+    send(&r.lw, Ok(WatchEvent::Bookmark(obj("x", 2, &[]))));
+    run_until_stalled();
+    assert!(!r.informer.has_synced());
+    assert!(state(&r.informer).is_empty());
+    assert_eq!(
+        r.informer.status_snapshot().listed,
+        1,
+        "progress counts the temporary store"
+    );
+}
+
+#[test]
+fn si_07_08_per_handler_resync_periods() {
+    crate::rt::seed_thread_rng(7);
+    let clock = FakeClock::new();
+    let lw = Rc::new(FakeLw::default());
+    lw.lists.borrow_mut().push_back(Ok(list("5", vec![obj("ns/a", 5, &[])])));
+    let mut opts = InformerOptions::default();
+    opts.reflector.resync_period = Some(Duration::from_secs(10));
+    let inf = SharedIndexInformer::new(Rc::new(lw.clone()), clock.shared(), opts);
+    let fast = Rc::new(RefCell::new(Vec::new()));
+    let slow = Rc::new(RefCell::new(Vec::new()));
+    let tiny = Rc::new(RefCell::new(Vec::new()));
+    inf.add_handler_with_resync(recorder(fast.clone()), Some(Duration::from_secs(10)));
+    inf.add_handler_with_resync(recorder(slow.clone()), Some(Duration::from_secs(30)));
+    // Shorter than the check period: raised to it.
+    inf.add_handler_with_resync(recorder(tiny.clone()), Some(Duration::from_millis(500)));
+    inf.start();
+    run_until_stalled();
+    let updates = |v: &Rc<RefCell<Vec<String>>>| v.borrow().iter().filter(|s| s.starts_with("update")).count();
+    for _ in 0..3 {
+        clock.advance(Duration::from_secs(10));
+        run_until_stalled();
+    }
+    assert_eq!(updates(&fast), 3, "every 10 s");
+    assert_eq!(updates(&tiny), 3, "500 ms is raised to the 10 s check period");
+    assert_eq!(updates(&slow), 1, "only at 30 s");
 }
