@@ -355,7 +355,7 @@ impl SharedIndexInformer {
         let now = self.inner.clock.now();
         let mut any = false;
         for l in self.inner.listeners.borrow().iter() {
-            let due = l.resync.is_some_and(|p| now >= l.next_resync.get());
+            let due = l.resync.is_some() && now >= l.next_resync.get();
             l.syncing.set(due);
             if let (true, Some(p)) = (due, l.resync) {
                 l.next_resync.set(now + p);
