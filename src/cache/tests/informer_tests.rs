@@ -715,7 +715,9 @@ fn si_07_08_per_handler_resync_periods() {
     crate::rt::seed_thread_rng(7);
     let clock = FakeClock::new();
     let lw = Rc::new(FakeLw::default());
-    lw.lists.borrow_mut().push_back(Ok(list("5", vec![obj("ns/a", 5, &[])])));
+    lw.lists
+        .borrow_mut()
+        .push_back(Ok(list("5", vec![obj("ns/a", 5, &[])])));
     let mut opts = InformerOptions::default();
     opts.reflector.resync_period = Some(Duration::from_secs(10));
     let inf = SharedIndexInformer::new(Rc::new(lw.clone()), clock.shared(), opts);
@@ -728,12 +730,21 @@ fn si_07_08_per_handler_resync_periods() {
     inf.add_handler_with_resync(recorder(tiny.clone()), Some(Duration::from_millis(500)));
     inf.start();
     run_until_stalled();
-    let updates = |v: &Rc<RefCell<Vec<String>>>| v.borrow().iter().filter(|s| s.starts_with("update")).count();
+    let updates = |v: &Rc<RefCell<Vec<String>>>| {
+        v.borrow()
+            .iter()
+            .filter(|s| s.starts_with("update"))
+            .count()
+    };
     for _ in 0..3 {
         clock.advance(Duration::from_secs(10));
         run_until_stalled();
     }
     assert_eq!(updates(&fast), 3, "every 10 s");
-    assert_eq!(updates(&tiny), 3, "500 ms is raised to the 10 s check period");
+    assert_eq!(
+        updates(&tiny),
+        3,
+        "500 ms is raised to the 10 s check period"
+    );
     assert_eq!(updates(&slow), 1, "only at 30 s");
 }
