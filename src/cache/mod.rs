@@ -11,7 +11,7 @@
 //! | IDs | where | tests |
 //! |---|---|---|
 //! | KF-01..03 | `keys.rs` | `keys::tests::kf_*` |
-//! | ST-01..14 | `store.rs` | `tests::store_tests::st_*` |
+//! | ST-01..14 (ST-15 transactions are not provided) | `store.rs` | `tests::store_tests::st_*` |
 //! | LS | `selector.rs`, `lister.rs` | `selector::tests::ls_*`, `lister::tests::ls_*` |
 //! | DF-01..14 | `delta_fifo.rs` | `tests::fifo_tests::df_*` |
 //! | RL-02/03/04/05/07/08/10/11/12/13/14/16/17/18/19/20/21/22/23 | `reflector.rs` | `tests::informer_tests::rl_*`; the wasm suite `tests/wasm_informer.rs` (20 seeds of faults, watch-list against the sim) |
@@ -51,5 +51,5 @@ pub use shared_informer::{
 pub use status::{InformerStatus, Phase, StatusCell};
 pub use store::{
     label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,
-    Indexer, Indexers, StoreError, NAMESPACE_INDEX,
+    Indexer, Indexers, StoreError, StoreTransformer, NAMESPACE_INDEX,
 };

@@ -59,6 +59,9 @@ pub fn label_ns_index_name(label: &str) -> String {
     format!("label-ns:{label}")
 }
 
+/// A store-level transform (client-go's `WithTransformer`).
+pub type StoreTransformer = Rc<dyn Fn(KubeObject) -> Result<KubeObject, String>>;
+
 /// Why a store operation failed. Nothing was changed when one is returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreError {
@@ -75,6 +78,8 @@ pub enum StoreError {
     UnknownIndex(String),
     /// `add_indexers` with a name that already exists (ST-12).
     IndexerConflict(String),
+    /// The store's transformer failed (ST-05).
+    Transform(String),
 }
 
 impl fmt::Display for StoreError {
@@ -87,6 +92,7 @@ impl fmt::Display for StoreError {
             ),
             StoreError::UnknownIndex(n) => write!(f, "Index with name {n} does not exist"),
             StoreError::IndexerConflict(n) => write!(f, "indexer conflict: {n}"),
+            StoreError::Transform(m) => write!(f, "transforming: {m}"),
         }
     }
 }
@@ -111,6 +117,8 @@ struct Inner {
     /// Per index (same order as `indexers`): value → keys.
     indices: Vec<HashMap<String, Bucket>>,
     last_sync_rv: String,
+    /// Applied to every object on add, update and replace (ST-05).
+    transformer: Option<StoreTransformer>,
     /// Bumped on every change (cheap "did anything change" checks for snapshots).
     version: u64,
 }
@@ -195,8 +203,24 @@ impl Indexer {
         Self::new(ix)
     }
 
+    /// A store whose objects pass through `transform` on add, update and
+    /// replace — not on delete (ST-05).
+    pub fn with_transformer(self, transform: StoreTransformer) -> Self {
+        self.inner.borrow_mut().transformer = Some(transform);
+        self
+    }
+
+    fn transformed(&self, obj: KubeObject) -> Result<KubeObject, StoreError> {
+        let t = self.inner.borrow().transformer.clone();
+        match t {
+            Some(t) => t(obj).map_err(StoreError::Transform),
+            None => Ok(obj),
+        }
+    }
+
     /// Insert or replace an object (ST-01: add and update are both upserts).
     pub fn add(&self, obj: KubeObject) -> Result<(), StoreError> {
+        let obj = self.transformed(obj)?;
         let key = object_key(&obj)?;
         self.upsert(key, obj)
     }
@@ -302,6 +326,10 @@ impl Indexer {
         objects: Vec<KubeObject>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
+        let objects = objects
+            .into_iter()
+            .map(|o| self.transformed(o))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut inner = self.inner.borrow_mut();
         let mut items: HashMap<Rc<str>, KubeObject> = HashMap::with_capacity(objects.len());
         for obj in objects {

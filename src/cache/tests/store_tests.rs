@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use super::obj;
 use crate::cache::{IndexFunc, Indexer, Indexers, StoreError, NAMESPACE_INDEX};
 use crate::rest::KubeObject;
+use serde_json::json;
 
 /// Index on the comma-separated `users` label (client-go's `testUsersIndexFunc`).
 fn users_index() -> IndexFunc {
@@ -320,4 +321,52 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn st_04_unkeyable_objects_are_typed_errors() {
+    let s = Indexer::with_namespace_index();
+    let nameless = KubeObject::from_value(&json!({"metadata": {"namespace": "x"}})).unwrap();
+    let e = s.add(nameless.clone()).unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Key(k) if k.message.contains("metadata.name")),
+        "{e}"
+    );
+    assert!(s.delete(&nameless).is_err());
+    assert!(s.get(&nameless).is_err());
+    assert!(s.is_empty());
+}
+
+#[test]
+fn st_05_store_transformer_runs_on_add_update_replace_not_delete() {
+    let calls = Rc::new(std::cell::Cell::new(0));
+    let c = calls.clone();
+    let s = Indexer::with_namespace_index().with_transformer(Rc::new(move |o: KubeObject| {
+        c.set(c.get() + 1);
+        if o.name() == "bad" {
+            return Err("refused".into());
+        }
+        Ok(o)
+    }));
+    s.add(obj("ns/a", 1, &[])).unwrap();
+    s.update(obj("ns/a", 2, &[])).unwrap();
+    s.replace(vec![obj("ns/a", 3, &[]), obj("ns/b", 3, &[])], "3")
+        .unwrap();
+    s.delete(&obj("ns/b", 3, &[])).unwrap();
+    assert_eq!(
+        calls.get(),
+        4,
+        "add, update, two replace items; delete is not transformed"
+    );
+    assert_eq!(
+        s.add(obj("bad", 1, &[])),
+        Err(StoreError::Transform("refused".into()))
+    );
+    assert!(!s.contains_key("bad"));
+    assert!(s.replace(vec![obj("bad", 1, &[])], "4").is_err());
+    assert_eq!(
+        s.list_keys(),
+        vec!["ns/a"],
+        "a failed replace leaves the store untouched"
+    );
 }
