@@ -82,6 +82,7 @@ bench: deps
 	cargo bench -p kubewasm
 	cargo build -q --release -p kubewasm-sim && scripts/build-pkg.sh >/dev/null && scripts/site.sh
 	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs
+	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
 	for b in $(WASM_BENCHES); do \
 	  $(WITH_SIM) scripts/wasm-test.sh node --release --features bench $$b -- --nocapture || exit 1; \
 	done

@@ -1,0 +1,51 @@
+// One client in one process (so heaps are measured separately):
+//   node --expose-gc client.mjs kubewasm|client-node flood|sync SIM_URL
+// flood: 10,000 pods synced, then 200,000 MODIFIED; events/s reaching a handler
+//        that reads metadata.name. sync: time to sync the seeded pods, then heap.
+import * as k8s from '@kubernetes/client-node';
+import { KubeClient, InformerFactory, wasmMemoryBytes } from 'kubewasm';
+
+const [which, mode, url] = process.argv.slice(2);
+const FLOOD = 200_000;
+let seen = 0;
+const onUpdate = (obj) => { if (obj.metadata.name) seen++; };
+let stop;
+const t0 = performance.now();
+if (which === 'client-node') {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'sim', server: url, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'c', cluster: 'sim', user: 'u' }],
+    currentContext: 'c',
+  });
+  const api = kc.makeApiClient(k8s.CoreV1Api);
+  const informer = k8s.makeInformer(kc, '/api/v1/pods', () => api.listPodForAllNamespaces());
+  informer.on('update', onUpdate);
+  await informer.start();
+  stop = () => informer.stop();
+} else {
+  const factory = new InformerFactory(new KubeClient({ server: url, qps: 1000, burst: 1000 }));
+  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  pods.on('update', (_old, obj) => onUpdate(obj));
+  factory.start();
+  await pods.waitForSync();
+  stop = () => factory.shutdown();
+}
+const syncMs = performance.now() - t0;
+if (mode === 'sync') {
+  global.gc?.();
+  await new Promise((r) => setTimeout(r, 200));
+  global.gc?.();
+  const heap = process.memoryUsage().heapUsed;
+  const wasm = which === 'kubewasm' ? wasmMemoryBytes() : 0;
+  console.log(JSON.stringify({ which, syncMs, heapMiB: heap / 1048576, wasmMiB: wasm / 1048576 }));
+} else {
+  const t1 = performance.now();
+  await fetch(`${url}/sim/flood`, { method: 'POST', body: JSON.stringify({ resource: 'pods', events: FLOOD }) });
+  while (seen < FLOOD) await new Promise((r) => setTimeout(r, 5));
+  const ms = performance.now() - t1;
+  console.log(JSON.stringify({ which, eventsPerSec: (FLOOD / ms) * 1000, ms }));
+}
+stop();
+process.exit(0);
