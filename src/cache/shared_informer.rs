@@ -403,6 +403,11 @@ impl SharedIndexInformer {
 
     async fn controller_loop(self) {
         let batch = self.inner.opts.batch.unwrap_or(500).max(1);
+        // Yield to the event loop after a full batch or 8 ms of work, not after
+        // every wake-up: a macrotask costs ≥ 1 ms in Node and browsers clamp
+        // nested timeouts, so yielding per small batch throttled floods.
+        let slice = Duration::from_millis(8);
+        let mut slice_start = self.inner.clock.now();
         loop {
             let was_synced = self.has_synced();
             let Some(first) = self.inner.fifo.pop().await else {
@@ -430,7 +435,10 @@ impl SharedIndexInformer {
             self.inner
                 .status
                 .quiet(|s| s.cached = self.inner.indexer.len() as u64);
-            yield_now().await;
+            if n >= batch || self.inner.clock.now() - slice_start >= slice {
+                yield_now().await;
+                slice_start = self.inner.clock.now();
+            }
         }
     }
 
