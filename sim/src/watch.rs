@@ -249,6 +249,7 @@ pub fn serve(sim: &Sim, stream: &mut TcpStream, p: WatchParams) -> io::Result<()
     sim.watch_progress(id, last);
 
     let mut last_bookmark = Instant::now();
+    let mut last_probe = Instant::now();
     loop {
         enum Step {
             Dropped,
@@ -296,11 +297,15 @@ pub fn serve(sim: &Sim, stream: &mut TcpStream, p: WatchParams) -> io::Result<()
                 last = scanned;
                 sim.watch_progress(id, last);
             }
-            Step::Idle => {
-                if peer_closed(&probe) {
-                    return Ok(());
-                }
+            Step::Idle => {}
+        }
+        // A client that went away is noticed even while other resources'
+        // writes keep this watch scanning without writing anything.
+        if last_probe.elapsed() >= IDLE_CHECK {
+            if peer_closed(&probe) {
+                return Ok(());
             }
+            last_probe = Instant::now();
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return w.finish();

@@ -986,3 +986,17 @@ fn static_dir_is_served_beside_the_api() {
     assert_eq!(sim.get("/openapi/v2").code, 404);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_closed_watch_is_noticed_while_other_resources_churn() {
+    let sim = Sim::start(&["--churn-per-sec", "300"]);
+    let w = sim.watch("/api/v1/namespaces/quiet/configmaps?watch=1", &[]);
+    assert_eq!(w.code, 200);
+    sim.wait_for("the watch", |s| s["openWatches"] == 1);
+    drop(w);
+    sim.wait_for("the watch to close", |s| s["openWatches"] == 0);
+    assert!(
+        sim.stats()["churnSteps"].as_u64().unwrap_or(0) > 0,
+        "churn was running"
+    );
+}
