@@ -20,12 +20,8 @@
 
 mod delta_fifo;
 mod keys;
-mod list_watch;
 mod lister;
-mod reflector;
 mod selector;
-mod shared_informer;
-mod status;
 mod store;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -35,21 +31,40 @@ pub use delta_fifo::{
     Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, Transformer,
 };
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
-pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
 pub use lister::{Lister, NotFound};
-pub use reflector::{
-    BackoffManager, BackoffOptions, Reflector, ReflectorOptions, WatchErrorHandler,
-};
 pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
     Operator, Requirement, SelectorError,
 };
-pub use shared_informer::{
-    metadata_only, resync_period, strip_managed_fields, Handler, InformerOptions, Notification,
-    Registration, SharedIndexInformer, SharedInformerFactory,
-};
-pub use status::{InformerStatus, Phase, StatusCell};
 pub use store::{
     label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,
     Indexer, Indexers, StoreError, NAMESPACE_INDEX,
 };
+
+// informer layer
+mod controller;
+mod factory;
+mod list_watch;
+mod processor;
+mod reflector;
+mod shared_informer;
+mod status;
+
+pub use controller::{process_deltas, Controller, ControllerOptions, DeltaHandler};
+pub use factory::{ListerWatcherFactory, SharedInformerFactory};
+pub use list_watch::{
+    Call, EventStream, ListerWatcher, ResourceListWatch, ResourceScope, ScriptedListerWatcher,
+    TweakParams,
+};
+pub use processor::{
+    effective_resync_period, Handler, Notification, Registration, MIN_RESYNC_PERIOD,
+};
+pub use reflector::{
+    is_too_large_resource_version, BackoffManager, BackoffOptions, Reflector, ReflectorOptions,
+    ShouldResync, WatchErrorHandler, DEFAULT_PAGE_SIZE,
+};
+pub use shared_informer::{
+    metadata_only, resync_period, strip_managed_fields, wait_for_cache_sync, InformerError,
+    InformerOptions, SharedIndexInformer,
+};
+pub use status::{InformerStatus, Phase, StatusCell};
