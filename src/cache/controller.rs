@@ -154,7 +154,7 @@ impl Controller {
                 self.fifo.done(&p);
                 n += 1;
                 // Check the clock every 64 keys: cheap, and fine-grained enough.
-                let out_of_time = n % 64 == 0
+                let out_of_time = n.is_multiple_of(64)
                     && self.clock.now().saturating_duration_since(start) >= self.opts.time_slice;
                 if n < batch && !out_of_time {
                     next = self.fifo.try_pop();

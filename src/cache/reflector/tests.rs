@@ -836,7 +836,8 @@ fn rl_24_a_table_list_is_rejected() {
 #[test]
 fn list_progress_reports_remaining_item_count_totals() {
     let mut r = Rig::new(Rig::opts());
-    let seen: Rc<RefCell<Vec<(u64, Option<u64>)>>> = Rc::default();
+    type Progress = Rc<RefCell<Vec<(u64, Option<u64>)>>>;
+    let seen: Progress = Rc::default();
     let s = seen.clone();
     r.reflector
         .status

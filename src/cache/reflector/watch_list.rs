@@ -173,7 +173,7 @@ impl Reflector {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 /// RL-22: the RV a watch-list would `Replace` at, from the events seen so far.
 pub(super) fn watch_list_resource_version(events: &[WatchEvent]) -> String {
     let mut rv = String::new();

@@ -498,7 +498,9 @@ fn si_18_wait_for_cache_sync_is_event_driven_and_false_when_stopped() {
     assert_eq!(done.get(), Some(true));
     let r2 = rig(vec![]);
     r2.inf.stop();
-    assert!(!block_on(wait_for_cache_sync(&[r2.inf.clone()])));
+    assert!(!block_on(wait_for_cache_sync(std::slice::from_ref(
+        &r2.inf
+    ))));
 }
 
 #[test]
