@@ -14,8 +14,7 @@
 //! | ST-01..14 | `store.rs` | `tests::store_tests::st_*` |
 //! | LS | `selector.rs`, `lister.rs` | `selector::tests::ls_*`, `lister::tests::ls_*` |
 //! | DF-01..14 | `delta_fifo.rs` | `tests::fifo_tests::df_*` |
-//! | RL-02/03/05/08/10/11/12/13/14/16/20/21/23 | `reflector.rs` | `tests::informer_tests::rl_*`; the wasm suite `tests/wasm_informer.rs` (faults, watch-list against the sim) |
-//! | CT-01 (add vs update by presence, old object on update, tombstones on delete), SI-03/04, listener isolation, stop | `shared_informer.rs` | `tests::informer_tests::rl_02_11_*`, `rl_13_*`, `si_*` |
+//! | RL, PG (reflector side), CT, SI | informer layer | the table in `shared_informer.rs` |
 //! | PG-01..04 | `api/pager.rs` | `api::tests::pg_01_to_04_pager_rules` |
 
 mod delta_fifo;
