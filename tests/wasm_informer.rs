@@ -14,7 +14,7 @@ use kubewasm::cache::{
     ResourceScope, SharedIndexInformer,
 };
 use kubewasm::rest::{Client, Config, Request};
-use kubewasm::rt::{real_clock, Rng};
+use kubewasm::rt::{real_clock, Clock, Instant, Rng, SharedClock, Sleep};
 use serde_json::{json, Value};
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
@@ -66,6 +66,44 @@ fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
     m
 }
 
+/// The real clock, counting timers that fire: after `stop()` none may.
+struct CountingClock {
+    real: SharedClock,
+    fired: Rc<std::cell::Cell<u64>>,
+}
+
+impl Clock for CountingClock {
+    fn now(&self) -> Instant {
+        self.real.now()
+    }
+    fn wall_millis(&self) -> f64 {
+        self.real.wall_millis()
+    }
+    fn sleep_until(&self, deadline: Instant) -> Sleep {
+        let inner = self.real.sleep_until(deadline);
+        let fired = self.fired.clone();
+        Box::pin(async move {
+            inner.await;
+            fired.set(fired.get() + 1);
+        })
+    }
+}
+
+fn opts_for_faults() -> InformerOptions {
+    InformerOptions {
+        reflector: ReflectorOptions {
+            // Short steps keep 20 seeds of faults within the suite's time.
+            backoff: BackoffOptions {
+                initial: Duration::from_millis(50),
+                cap: Duration::from_millis(400),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 async fn sleep(ms: u64) {
     real_clock().sleep(Duration::from_millis(ms)).await;
 }
@@ -82,14 +120,12 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     .await;
     let watches_before = open_watches(&c).await;
 
-    let lw = ResourceListWatch::new(
-        c.clone(),
-        ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            ..Default::default()
-        },
-    );
+    let scope = ResourceScope {
+        version: "v1".into(),
+        resource: "pods".into(),
+        ..Default::default()
+    };
+    let lw = ResourceListWatch::new(c.clone(), scope.clone());
     let opts = InformerOptions {
         reflector: ReflectorOptions {
             // Short steps keep 20 seeds of faults within the suite's time.
@@ -102,7 +138,12 @@ async fn informer_converges_to_the_sim_under_random_faults() {
         },
         ..Default::default()
     };
-    let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);
+    let fired = Rc::new(std::cell::Cell::new(0u64));
+    let clock: SharedClock = Rc::new(CountingClock {
+        real: real_clock(),
+        fired: fired.clone(),
+    });
+    let inf = SharedIndexInformer::new(Rc::new(lw), clock, opts);
     let from_handlers: Rc<RefCell<BTreeMap<String, String>>> = Rc::default();
     let m = from_handlers.clone();
     let handler: Handler = Rc::new(move |n: Notification| {
@@ -124,6 +165,16 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     inf.add_handler(handler, false);
     inf.start();
     inf.wait_for_sync().await;
+    // A second informer in streaming watch-list mode rides the same faults.
+    let mut wl_opts = opts_for_faults();
+    wl_opts.reflector.use_watch_list = true;
+    let inf_wl = SharedIndexInformer::new(
+        Rc::new(ResourceListWatch::new(c.clone(), scope)),
+        real_clock(),
+        wl_opts,
+    );
+    inf_wl.start();
+    inf_wl.wait_for_sync().await;
 
     for seed in 0..20u64 {
         let mut rng = Rng::with_seed(seed);
@@ -137,6 +188,8 @@ async fn informer_converges_to_the_sim_under_random_faults() {
             _ => json!({"latencyMs": 300}),
         };
         sim(&c, "/sim/faults", faults.clone()).await;
+        // Background churn while faults hit, plus deterministic steps.
+        sim(&c, "/sim/churn", json!({"perSec": 50, "seed": seed})).await;
         for round in 0..3 {
             sim(
                 &c,
@@ -156,6 +209,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
             }
             sleep(50).await;
         }
+        sim(&c, "/sim/churn", json!({"perSec": 0})).await;
         sim(&c, "/sim/faults/clear", json!({})).await;
         sim(
             &c,
@@ -166,7 +220,10 @@ async fn informer_converges_to_the_sim_under_random_faults() {
         let want = sim_state(&c).await;
         let mut ok = false;
         for _ in 0..300 {
-            if store_state(&inf) == want && *from_handlers.borrow() == want {
+            if store_state(&inf) == want
+                && *from_handlers.borrow() == want
+                && store_state(&inf_wl) == want
+            {
                 ok = true;
                 break;
             }
@@ -185,7 +242,8 @@ async fn informer_converges_to_the_sim_under_random_faults() {
                 .take(5)
                 .collect();
             panic!(
-                "seed {seed} (faults {faults}): store did not converge; {} vs {} keys, differing {missing:?}, extra {extra:?}, status {:?}",
+                "seed {seed} (faults {faults}): store did not converge (watch-list informer equal: {}); {} vs {} keys, differing {missing:?}, extra {extra:?}, status {:?}",
+                store_state(&inf_wl) == want,
                 got.len(),
                 want.len(),
                 inf.status_snapshot()
@@ -195,6 +253,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     }
 
     inf.stop();
+    inf_wl.stop();
     let mut closed = false;
     for _ in 0..50 {
         if open_watches(&c).await <= watches_before {
@@ -204,6 +263,9 @@ async fn informer_converges_to_the_sim_under_random_faults() {
         sleep(100).await;
     }
     assert!(closed, "stop() leaves no open watch at the sim");
+    let fired_at_stop = fired.get();
+    sleep(1500).await;
+    assert_eq!(fired.get(), fired_at_stop, "no timer fires after stop()");
 }
 
 #[wasm_bindgen_test]

@@ -6,34 +6,55 @@
 //!
 //! | what happened | what the reflector does |
 //! |---|---|
-//! | initial list | pages of 500 at RV "0" (RL-02/04); `Replace` into the queue |
-//! | relist | at the last synced RV, unpaginated unless pagination was seen (RL-03/04) |
-//! | list 410 / too-large RV | list again at once with RV "" (RL-05) |
+//! | initial list | pages of 500 at RV "0" (RL-02/04); one `Replace` into the queue |
+//! | relist | at the last synced RV, unpaginated unless a page size is set or pagination was seen (RL-03/04) |
+//! | list 410 / too-large RV (RL-06) | list again at once with RV "" (RL-05) |
 //! | continue token expired | one unpaginated list at the original RV (RL-07, PG-04) |
-//! | watch ends normally | re-watch at once from the last RV (RL-11) |
+//! | watch ends normally, or the connection drops after ≥ 1 s or ≥ 1 event | re-watch at once from the last RV (RL-11) |
 //! | watch ends < 1 s with no event | backoff, relist (RL-12) |
 //! | 410 Expired/Gone during a watch | backoff, relist at the last RV (RL-13) |
+//! | 429 during a watch | backoff, re-watch (RL-13) |
+//! | 500 during a watch | re-watch while the internal-error window allows (RL-15, default off), else backoff, relist |
 //! | 429 or network error opening a watch | backoff, re-watch without relist (RL-14) |
-//! | connection dropped mid-stream | re-watch from the last RV (the stream just ended) |
-//! | no bytes and no bookmark for the idle timeout | treated as a dropped connection |
-//! | any other error | reported to the error handler, backoff, relist (RL-17) |
+//! | other error opening a watch, or a list failure | error handler, backoff, relist (RL-14/17) |
+//! | no bytes and no bookmark for the idle timeout | the stream ends with a timeout: like a dropped connection |
+//! | events of another kind, `Table` objects | skipped, RV unchanged (RL-09/24) |
 //!
 //! Backoff: 800 ms doubling to 30 s, each wait plus up to 100 % jitter,
-//! reset when 2 minutes have passed since the last reset (RL-16). Watches ask
-//! for bookmarks and a server timeout drawn from [300, 600) s (RL-08). Event
-//! RVs are tracked last-event-wins (RL-10).
+//! reset two minutes after the previous reset ([`BackoffManager`], RL-16).
+//! Watches ask for bookmarks and a server timeout drawn from [300, 600) s
+//! (RL-08). Event RVs are tracked last-event-wins; a watch that started from
+//! `""`/`"0"` records RVs only after its first non-ADDED event (RL-10).
+//! The resync timer runs only while watching and asks `should_resync` first
+//! (RL-18). Stopping = dropping the task: every fetch and timer it owns is
+//! dropped with it (RL-19).
 //!
-//! Mode: list + watch by default; streaming watch-list (`sendInitialEvents`,
-//! RL-20..23) with `ReflectorOptions::use_watch_list`. client-go defaults to
-//! watch-list; we do not yet, because API servers before 1.32, many proxies,
-//! and `kubectl proxy` setups in the field reject or mishandle it, and in a
-//! browser the paginated list already keeps peak memory flat. When enabled,
-//! a rejection (any error other than 410/429/network) falls back to list +
-//! watch within the same cycle and for the rest of the reflector's life.
+//! **Mode.** List + watch is the default; streaming watch-list (RL-20..23:
+//! `sendInitialEvents`, events into a temporary store until the
+//! `k8s.io/initial-events-end` bookmark, one `Replace`, the same stream
+//! continuing as the watch) is opt-in with [`ReflectorOptions::use_watch_list`].
+//! client-go ≥ 1.35 defaults to watch-list; we do not, because API servers
+//! before 1.32 and many proxies in front of browsers (`kubectl proxy` setups,
+//! dashboard backends, API gateways that buffer or time out long responses)
+//! reject or mishandle it, and in a browser the paginated list already keeps
+//! peak memory flat. When enabled, an explicit rejection (an error other than
+//! 410/429/network) falls back to list + watch within the same cycle and for
+//! the rest of the reflector's life, so a rejecting server costs one request.
 //!
-//! Back-pressure: while the queue holds more than `max_queued` keys the
-//! reflector stops pulling the watch stream (yielding to the event loop) until
-//! the controller drains it, so a flood never buffers without bound.
+//! **Back-pressure.** While the queue holds `max_queued` keys or more, the
+//! reflector stops pulling the watch stream until the consumer signals
+//! [`Reflector::drained`]; the pull-based fetch body then stops reading, so a
+//! flood never buffers without bound.
+//!
+//! **Errors.** Only errors that end a cycle from outside an open watch (a
+//! failed list, a watch that could not be opened for a non-retryable reason)
+//! reach the watch-error handler, as in client-go; every error is recorded
+//! in the status (`last_error`).
+
+mod backoff;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+mod watch_list;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -42,108 +63,87 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt;
 
+pub use backoff::{BackoffManager, BackoffOptions};
+
 use super::delta_fifo::DeltaFifo;
 use super::keys::DeltaObject;
-use super::list_watch::ListerWatcher;
+use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Phase, StatusCell};
 use crate::rest::{Error, KubeObject, ListParams, WatchEvent, WatchParams};
-use crate::rt::{yield_now, Instant, Rng, SharedClock};
-
-/// The reflector's backoff (client-go's `wait.Backoff` as the reflector uses it).
-#[derive(Clone, Debug)]
-pub struct BackoffOptions {
-    /// First wait.
-    pub initial: Duration,
-    /// Multiplier per step.
-    pub factor: f64,
-    /// Cap of the base wait.
-    pub cap: Duration,
-    /// Extra random fraction of the wait (1.0 = up to double).
-    pub jitter: f64,
-    /// Return to the first step after this long since the last reset.
-    pub reset_after: Duration,
-}
-
-impl Default for BackoffOptions {
-    fn default() -> Self {
-        BackoffOptions {
-            initial: Duration::from_millis(800),
-            factor: 2.0,
-            cap: Duration::from_secs(30),
-            jitter: 1.0,
-            reset_after: Duration::from_secs(120),
-        }
-    }
-}
-
-/// Exponential backoff with jitter and periodic reset, on a clock.
-pub struct BackoffManager {
-    opts: BackoffOptions,
-    clock: SharedClock,
-    current: Duration,
-    last_reset: Instant,
-    rng: Rng,
-}
-
-impl BackoffManager {
-    /// A backoff at its first step.
-    pub fn new(opts: BackoffOptions, clock: SharedClock, seed: u64) -> Self {
-        let now = clock.now();
-        BackoffManager {
-            current: opts.initial,
-            opts,
-            clock,
-            last_reset: now,
-            rng: Rng::with_seed(seed),
-        }
-    }
-
-    /// The next wait.
-    pub fn next_delay(&mut self) -> Duration {
-        let now = self.clock.now();
-        if now - self.last_reset > self.opts.reset_after {
-            self.current = self.opts.initial;
-            self.last_reset = now;
-        }
-        let base = self.current;
-        self.current = base.mul_f64(self.opts.factor.max(1.0)).min(self.opts.cap);
-        base + base.mul_f64(self.opts.jitter.clamp(0.0, 10.0) * self.rng.next_f64())
-    }
-}
+use crate::rt::{Instant, Notify, Rng, SharedClock, Sleep};
 
 /// How a reflector behaves.
 #[derive(Clone, Debug)]
 pub struct ReflectorOptions {
-    /// LIST page size (500).
-    pub page_size: u32,
-    /// Lower bound of the server-side watch timeout (5 min; the upper bound is twice this).
+    /// An explicit LIST page size: every list is paginated with it (RL-04).
+    /// `None`: pages of 500 for lists at RV `""`/`"0"`, unpaginated relists
+    /// at a concrete RV unless the server was seen paginating.
+    pub page_size: Option<u32>,
+    /// Lower bound of the server-side watch timeout (5 min; smaller values
+    /// are ignored; the upper bound is twice this) (RL-08).
     pub min_watch_timeout: Duration,
-    /// Periodic resync of the store into the queue.
+    /// Periodic resync of the store into the queue while watching (RL-18).
     pub resync_period: Option<Duration>,
-    /// Backoff between attempts.
+    /// Backoff between attempts (RL-16).
     pub backoff: BackoffOptions,
-    /// Stop reading the watch while the queue holds more keys than this.
+    /// Stop reading the watch while the queue holds this many keys (back-pressure).
     pub max_queued: usize,
-    /// Start with a streaming watch-list (`sendInitialEvents`) instead of a
-    /// paginated list, falling back to list + watch when the server rejects it.
+    /// Start with a streaming watch-list instead of a paginated list.
     pub use_watch_list: bool,
+    /// Re-watch after a 500 during a watch while the first such error is at
+    /// most this old (RL-15; zero = never, the default).
+    pub max_internal_error_retry: Duration,
+    /// Skip watch events whose object's `kind` differs (RL-09); objects
+    /// without a `kind` are accepted.
+    pub expected_kind: Option<String>,
 }
 
 impl Default for ReflectorOptions {
     fn default() -> Self {
         ReflectorOptions {
-            page_size: 500,
+            page_size: None,
             min_watch_timeout: Duration::from_secs(300),
             resync_period: None,
             backoff: BackoffOptions::default(),
-            max_queued: 10_000,
+            max_queued: 2000,
             use_watch_list: false,
+            max_internal_error_retry: Duration::ZERO,
+            expected_kind: None,
         }
     }
 }
 
-/// Called with every error that ends a list-and-watch cycle.
+/// Called with every error that ends a list-and-watch cycle (RL-17).
 pub type WatchErrorHandler = Rc<dyn Fn(&Error)>;
+
+/// Asked when the resync timer fires; `false` skips that resync (RL-18).
+pub type ShouldResync = Rc<dyn Fn() -> bool>;
+
+/// The default page size of paginated lists (PG-01).
+pub const DEFAULT_PAGE_SIZE: u32 = 500;
+
+/// A watch shorter than this without any event is suspicious (RL-12).
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// How one watch stream ended.
+enum WatchEnd {
+    /// Closed normally (or dropped after doing work): re-watch at once.
+    Closed,
+    /// End the cycle: back off and relist.
+    Relist,
+    /// 429: back off and re-watch.
+    TooManyRequests(Option<Duration>),
+    /// A 500: re-watch if the internal-error window allows, else relist.
+    Internal,
+}
+
+#[derive(Default)]
+struct State {
+    last_rv: String,
+    paginated: bool,
+    rv_unavailable: bool,
+    watch_list_rejected: bool,
+}
 
 /// Lists and watches into a [`DeltaFifo`].
 pub struct Reflector {
@@ -152,27 +152,38 @@ pub struct Reflector {
     clock: SharedClock,
     status: StatusCell,
     opts: ReflectorOptions,
-    last_rv: RefCell<String>,
-    paginated: Cell<bool>,
-    rv_unavailable: Cell<bool>,
-    watch_list_unsupported: Cell<bool>,
     on_error: Option<WatchErrorHandler>,
+    should_resync: Option<ShouldResync>,
+    on_replace: Option<Rc<dyn Fn()>>,
+    drained: Notify,
+    state: RefCell<State>,
     rng: RefCell<Rng>,
-    /// Requests issued: (is_watch, resourceVersion, limit) — for tests and status.
-    log: RefCell<Vec<(bool, String, Option<u32>)>>,
-    should_resync: RefCell<Option<Rc<dyn Fn() -> bool>>>,
+    resync_at: Cell<Option<Instant>>,
 }
 
-/// How a watch (or a list-and-watch cycle) ended.
-enum CycleEnd {
-    /// Relist after a backoff (410 during a watch).
-    Relist,
-    /// Open a new watch from the last RV at once.
-    ReWatch,
+/// client-go's `isTooLargeResourceVersionError` (RL-06).
+pub fn is_too_large_resource_version(e: &Error) -> bool {
+    const PHRASE: &str = "Too large resource version";
+    let Some(a) = e.api() else { return false };
+    let causes = a
+        .details
+        .as_ref()
+        .map(|d| d.causes.as_slice())
+        .unwrap_or(&[]);
+    if causes.iter().any(|c| c.reason == "ResourceVersionTooLarge") {
+        return true;
+    }
+    let timeout = a.code == 504 || a.reason == "Timeout";
+    timeout && (a.message.contains(PHRASE) || causes.iter().any(|c| c.message.contains(PHRASE)))
 }
 
-fn is_too_large_rv(e: &Error) -> bool {
-    e.code() == Some(504) && e.to_string().contains("Too large resource version")
+/// A 410 whose reason is `Expired` (PG-04: `Gone` does not count for continue tokens).
+fn is_expired(e: &Error) -> bool {
+    e.reason() == Some("Expired") || (e.code() == Some(410) && e.reason() != Some("Gone"))
+}
+
+fn is_internal(e: &Error) -> bool {
+    e.code() == Some(500) || e.reason() == Some("InternalError")
 }
 
 impl Reflector {
@@ -183,7 +194,6 @@ impl Reflector {
         clock: SharedClock,
         status: StatusCell,
         opts: ReflectorOptions,
-        on_error: Option<WatchErrorHandler>,
     ) -> Self {
         let seed = (crate::rt::random_f64() * u64::MAX as f64) as u64;
         Reflector {
@@ -192,31 +202,63 @@ impl Reflector {
             clock,
             status,
             opts,
-            last_rv: RefCell::new(String::new()),
-            paginated: Cell::new(false),
-            rv_unavailable: Cell::new(false),
-            watch_list_unsupported: Cell::new(false),
-            on_error,
+            on_error: None,
+            should_resync: None,
+            on_replace: None,
+            drained: Notify::new(),
+            state: RefCell::new(State::default()),
             rng: RefCell::new(Rng::with_seed(seed)),
-            log: RefCell::new(Vec::new()),
-            should_resync: RefCell::new(None),
+            resync_at: Cell::new(None),
         }
     }
 
-    /// Decide at each resync tick whether the store is resynced (client-go's
-    /// `ShouldResync`; the shared informer asks its handlers).
-    pub fn set_should_resync(&self, f: Rc<dyn Fn() -> bool>) {
-        *self.should_resync.borrow_mut() = Some(f);
+    /// Receive the errors that end a cycle (RL-17).
+    pub fn with_error_handler(mut self, h: Option<WatchErrorHandler>) -> Self {
+        self.on_error = h;
+        self
     }
 
-    /// The RV of the last list or event applied.
+    /// Gate each periodic resync (RL-18; the informer asks its listeners, SI-08).
+    pub fn with_should_resync(mut self, f: Option<ShouldResync>) -> Self {
+        self.should_resync = f;
+        self
+    }
+
+    /// Call `f` after every `Replace` into the queue (an empty list leaves
+    /// nothing to pop, so the consumer learns of the sync this way).
+    pub fn with_on_replace(mut self, f: Option<Rc<dyn Fn()>>) -> Self {
+        self.on_replace = f;
+        self
+    }
+
+    pub(super) fn replaced(&self) {
+        if let Some(f) = &self.on_replace {
+            f();
+        }
+    }
+
+    /// The signal the queue's consumer fires after draining a batch; the
+    /// reflector waits on it while the queue is over `max_queued`.
+    pub fn drained(&self) -> Notify {
+        self.drained.clone()
+    }
+
+    /// The RV of the last list, event or bookmark applied (`""` before the first list).
     pub fn last_sync_resource_version(&self) -> String {
-        self.last_rv.borrow().clone()
+        self.state.borrow().last_rv.clone()
     }
 
-    /// Every request issued so far: `(is_watch, resourceVersion, limit)`.
-    pub fn request_log(&self) -> Vec<(bool, String, Option<u32>)> {
-        self.log.borrow().clone()
+    /// Whether the last RV was found expired or too large (the next list uses RV "").
+    pub fn is_last_sync_resource_version_unavailable(&self) -> bool {
+        self.state.borrow().rv_unavailable
+    }
+
+    fn set_last_rv(&self, rv: &str) {
+        let mut st = self.state.borrow_mut();
+        if st.last_rv != rv {
+            st.last_rv.clear();
+            st.last_rv.push_str(rv);
+        }
     }
 
     fn record_error(&self, e: &Error) {
@@ -228,137 +270,117 @@ impl Reflector {
         self.status.update(|s| s.last_error = Some(entry));
     }
 
-    /// Run until the task is aborted (dropping it cancels every request and timer).
+    fn report(&self, e: &Error) {
+        self.record_error(e);
+        if let Some(h) = &self.on_error {
+            h(e);
+        }
+    }
+
+    fn set_phase(&self, phase: Phase) {
+        let rv = self.last_sync_resource_version();
+        self.status.update(|s| {
+            s.phase = phase;
+            s.next_retry_at_ms = None;
+            s.resource_version = rv;
+        });
+    }
+
+    /// Wait one backoff step (at least `floor`), showing it in the status.
+    async fn back_off(&self, backoff: &mut BackoffManager, floor: Option<Duration>) {
+        let wait = backoff.next_delay().max(floor.unwrap_or_default());
+        let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
+        self.status.update(|s| {
+            s.phase = Phase::Backoff;
+            s.next_retry_at_ms = Some(at);
+        });
+        self.clock.sleep(wait).await;
+    }
+
+    /// Run until the task is dropped or aborted (which cancels every request
+    /// and timer it owns). Each cycle lists (or watch-lists) and watches;
+    /// whenever a cycle ends, its error (if any) goes to the handler, then
+    /// one backoff step, then the next cycle (RL-17).
     pub async fn run(self: Rc<Self>) {
-        let mut backoff = BackoffManager::new(
-            self.opts.backoff.clone(),
-            self.clock.clone(),
-            self.rng.borrow_mut().next_u64(),
-        );
+        let seed = self.rng.borrow_mut().next_u64();
+        let mut backoff = BackoffManager::new(self.opts.backoff.clone(), self.clock.clone(), seed);
         let mut first = true;
         loop {
             if !first {
                 self.status.quiet(|s| s.relists += 1);
             }
             first = false;
-            match self.list_and_watch(&mut backoff).await {
-                Ok(_) => {}
-                Err(e) => {
-                    self.record_error(&e);
-                    if let Some(h) = &self.on_error {
-                        h(&e);
-                    }
-                }
+            if let Err(e) = self.list_and_watch(&mut backoff).await {
+                self.report(&e);
             }
-            let wait = backoff.next_delay();
-            let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
-            self.status.update(|s| {
-                s.phase = Phase::Backoff;
-                s.next_retry_at_ms = Some(at);
-            });
-            self.clock.sleep(wait).await;
+            self.back_off(&mut backoff, None).await;
         }
     }
 
-    async fn list(&self) -> Result<(), Error> {
-        self.status.update(|s| {
-            s.phase = Phase::Listing;
-            s.next_retry_at_ms = None;
-            s.listed = 0;
-            s.list_total = None;
-        });
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let rv = if self.rv_unavailable.get() {
-                String::new()
-            } else {
-                let last = self.last_rv.borrow().clone();
-                if last.is_empty() {
-                    "0".to_owned()
-                } else {
-                    last
-                }
-            };
-            match self.list_at(&rv).await {
-                Ok(()) => {
-                    self.rv_unavailable.set(false);
-                    return Ok(());
-                }
-                Err(e) if attempt == 1 && (e.is_gone() || is_too_large_rv(&e)) => {
-                    // RL-05: the RV is gone; list once more, consistently, at once.
-                    self.rv_unavailable.set(true);
-                }
-                Err(e) => return Err(e),
-            }
+    /// The RV for the next list (client-go's `relistResourceVersion`).
+    fn relist_rv(&self) -> String {
+        let st = self.state.borrow();
+        if st.rv_unavailable {
+            String::new()
+        } else if st.last_rv.is_empty() {
+            "0".to_owned()
+        } else {
+            st.last_rv.clone()
         }
     }
 
-    async fn list_at(&self, rv: &str) -> Result<(), Error> {
-        let paginate = rv.is_empty() || rv == "0" || self.paginated.get();
-        let limit = paginate.then_some(self.opts.page_size);
-        let mut items: Vec<KubeObject> = Vec::new();
-        let mut cont: Option<String> = None;
-        let list_rv;
+    /// One list-and-watch cycle. `Ok` = end quietly (backoff, relist);
+    /// `Err` = report, backoff, relist.
+    pub async fn list_and_watch(&self, backoff: &mut BackoffManager) -> Result<(), Error> {
+        let mut pending: Option<EventStream> = None;
+        let try_watch_list = self.opts.use_watch_list
+            && self.lw.supports_watch_list()
+            && !self.state.borrow().watch_list_rejected;
+        if try_watch_list {
+            self.status.quiet(|s| s.watch_list = true);
+            pending = self.watch_list(backoff).await?;
+        }
+        if pending.is_none() {
+            self.status.quiet(|s| s.watch_list = false);
+            self.list().await?;
+        }
+        self.resync_at
+            .set(self.opts.resync_period.map(|p| self.clock.now() + p));
+        let mut internal = RetryWindow::new(self.opts.max_internal_error_retry);
+        let mut opened = false;
         loop {
-            let params = ListParams {
-                limit,
-                continue_token: cont.clone(),
-                // With a continue token the RV is implied by the token.
-                resource_version: if cont.is_some() || rv.is_empty() {
-                    None
-                } else {
-                    Some(rv.to_owned())
-                },
-                ..Default::default()
-            };
-            self.log.borrow_mut().push((
-                false,
-                params.resource_version.clone().unwrap_or_default(),
-                limit,
-            ));
-            let page = match self.lw.list(params).await {
-                Ok(p) => p,
-                Err(e) if cont.is_some() && e.is_gone() => {
-                    // PG-04 / RL-07: the continue token expired; one full list at the original RV.
-                    let params = ListParams {
-                        resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
-                        ..Default::default()
-                    };
-                    self.log.borrow_mut().push((false, rv.to_owned(), None));
-                    let full = self.lw.list(params).await?;
-                    items = full.items;
-                    list_rv = full.resource_version;
-                    break;
-                }
-                Err(e) => return Err(e),
-            };
-            let n = page.items.len() as u64;
-            let remaining = page.remaining_item_count.map(|r| r.max(0) as u64);
-            self.status.quiet(|s| {
-                s.listed += n;
-                s.list_total = remaining.map(|r| s.listed + r);
-            });
-            self.status.update(|_| {});
-            items.extend(page.items);
-            match page.continue_token.filter(|c| !c.is_empty()) {
-                Some(c) => {
-                    if rv == "0" {
-                        self.paginated.set(true);
-                    }
-                    cont = Some(c);
-                }
+            let stream = match pending.take() {
+                // The watch-list stream continues as the watch (RL-21).
+                Some(s) => s,
                 None => {
-                    list_rv = page.resource_version;
-                    break;
+                    if opened {
+                        self.status.quiet(|s| s.reconnects += 1);
+                    }
+                    opened = true;
+                    match self.lw.watch(self.watch_params()).await {
+                        Ok(s) => s,
+                        Err(e) if e.is_too_many_requests() || e.is_network() => {
+                            // RL-14: one backoff step, re-watch, no relist.
+                            self.record_error(&e);
+                            self.back_off(backoff, e.retry_after()).await;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
+            self.set_phase(Phase::Watching);
+            match self.consume(stream, true).await {
+                WatchEnd::Closed => {}
+                WatchEnd::Relist => return Ok(()),
+                WatchEnd::TooManyRequests(floor) => self.back_off(backoff, floor).await,
+                WatchEnd::Internal => {
+                    if !internal.should_retry(self.clock.now()) {
+                        return Ok(());
+                    }
                 }
             }
         }
-        self.fifo
-            .replace(items, &list_rv)
-            .map_err(|e| Error::invalid_request(e.to_string()))?;
-        *self.last_rv.borrow_mut() = list_rv;
-        Ok(())
     }
 
     fn watch_timeout(&self) -> u32 {
@@ -366,17 +388,22 @@ impl Reflector {
             .opts
             .min_watch_timeout
             .max(Duration::from_secs(300))
+            .min(Duration::from_secs(86_400))
             .as_secs_f64();
         (min + self.rng.borrow_mut().next_f64() * min) as u32
     }
 
-    /// RL-20..23: a streaming watch-list. Events fill a temporary store until
-    /// the `k8s.io/initial-events-end` bookmark; then one `Replace` and the same
-    /// stream continues as the watch. `Ok(None)` = fall back to list + watch.
-    async fn watch_list(
-        &self,
-        backoff: &mut BackoffManager,
-    ) -> Result<Option<super::list_watch::EventStream>, Error> {
+    fn watch_params(&self) -> WatchParams {
+        WatchParams {
+            resource_version: Some(self.last_sync_resource_version()),
+            allow_watch_bookmarks: true,
+            timeout_seconds: Some(self.watch_timeout()),
+            ..Default::default()
+        }
+    }
+
+    /// The initial list or a relist, with the RL-05 retry at RV "".
+    async fn list(&self) -> Result<(), Error> {
         self.status.update(|s| {
             s.phase = Phase::Listing;
             s.next_retry_at_ms = None;
@@ -384,251 +411,270 @@ impl Reflector {
             s.list_total = None;
         });
         loop {
-            let rv = if self.rv_unavailable.get() {
-                String::new()
-            } else {
-                self.last_rv.borrow().clone()
-            };
-            let params = WatchParams {
-                resource_version: (!rv.is_empty()).then(|| rv.clone()),
-                resource_version_match: Some("NotOlderThan".into()),
-                send_initial_events: Some(true),
-                allow_watch_bookmarks: true,
-                timeout_seconds: Some(self.watch_timeout()),
-                ..Default::default()
-            };
-            self.log
-                .borrow_mut()
-                .push((true, format!("watch-list:{rv}"), None));
-            let mut stream = match self.lw.watch(params).await {
-                Ok(s) => s,
-                Err(e) if e.is_too_many_requests() || e.is_network() => {
+            let rv = self.relist_rv();
+            match self.list_at(&rv).await {
+                Ok(()) => {
+                    self.state.borrow_mut().rv_unavailable = false;
+                    return Ok(());
+                }
+                Err(e)
+                    if (e.is_gone() || is_too_large_resource_version(&e))
+                        && !self.state.borrow().rv_unavailable =>
+                {
+                    // RL-05: the RV is gone or ahead of the server; list once more at RV "".
                     self.record_error(&e);
-                    self.clock.sleep(backoff.next_delay()).await;
-                    continue;
+                    self.state.borrow_mut().rv_unavailable = true;
                 }
-                Err(e) if e.is_gone() || is_too_large_rv(&e) => {
-                    self.rv_unavailable.set(true);
-                    continue;
-                }
-                Err(e) => {
-                    // The server rejects sendInitialEvents: list + watch from now on.
-                    self.record_error(&e);
-                    self.watch_list_unsupported.set(true);
-                    return Ok(None);
-                }
-            };
-            let started = self.clock.now();
-            let mut events = 0u64;
-            let mut temp: std::collections::BTreeMap<String, KubeObject> =
-                std::collections::BTreeMap::new();
-            loop {
-                match stream.next().await {
-                    None => {
-                        if events == 0 && self.clock.now() - started < Duration::from_secs(1) {
-                            self.watch_list_unsupported.set(true);
-                            return Ok(None);
-                        }
-                        break; // retry with an empty temporary store
-                    }
-                    Some(Err(e)) if e.is_network() || e.is_timeout() => break,
-                    Some(Err(e)) => return Err(e),
-                    Some(Ok(WatchEvent::Error(status))) => {
-                        let e = Error::from(status);
-                        self.record_error(&e);
-                        if e.is_gone() {
-                            self.rv_unavailable.set(true);
-                            break;
-                        }
-                        self.watch_list_unsupported.set(true);
-                        return Ok(None);
-                    }
-                    Some(Ok(ev)) => {
-                        events += 1;
-                        if ev.is_initial_events_end() {
-                            let rv = ev
-                                .object()
-                                .map(|o| o.resource_version().to_owned())
-                                .unwrap_or_default();
-                            let items: Vec<KubeObject> =
-                                std::mem::take(&mut temp).into_values().collect();
-                            self.fifo
-                                .replace(items, &rv)
-                                .map_err(|e| Error::invalid_request(e.to_string()))?;
-                            *self.last_rv.borrow_mut() = rv;
-                            self.rv_unavailable.set(false);
-                            return Ok(Some(stream));
-                        }
-                        match ev {
-                            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                                if let Ok(k) = super::keys::object_key(&o) {
-                                    temp.insert(k, o);
-                                }
-                            }
-                            WatchEvent::Deleted(o) => {
-                                if let Ok(k) = super::keys::object_key(&o) {
-                                    temp.remove(&k);
-                                }
-                            }
-                            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => {}
-                        }
-                        let n = temp.len() as u64;
-                        self.status.quiet(|s| s.listed = n);
-                    }
-                }
+                Err(e) => return Err(e),
             }
         }
     }
 
-    async fn list_and_watch(&self, backoff: &mut BackoffManager) -> Result<CycleEnd, Error> {
-        let mut pending = None;
-        if self.opts.use_watch_list && !self.watch_list_unsupported.get() {
-            pending = self.watch_list(backoff).await?;
+    fn page_limit(&self, rv: &str) -> Option<u32> {
+        if let Some(n) = self.opts.page_size.filter(|n| *n > 0) {
+            return Some(n);
         }
-        if pending.is_none() {
-            self.list().await?;
-        }
-        let mut watches = 0u64;
-        loop {
-            let rv = self.last_rv.borrow().clone();
-            let params = WatchParams {
-                resource_version: Some(rv.clone()),
-                allow_watch_bookmarks: true,
-                timeout_seconds: Some(self.watch_timeout()),
+        let learned = self.state.borrow().paginated;
+        (learned || rv.is_empty() || rv == "0").then_some(DEFAULT_PAGE_SIZE)
+    }
+
+    async fn list_at(&self, rv: &str) -> Result<(), Error> {
+        let limit = self.page_limit(rv);
+        let mut items: Vec<KubeObject> = Vec::new();
+        let mut cont: Option<String> = None;
+        let list_rv = loop {
+            let params = ListParams {
+                limit,
+                // PG-03: the RV is implied by the continue token.
+                resource_version: (cont.is_none() && !rv.is_empty()).then(|| rv.to_owned()),
+                continue_token: cont.clone(),
                 ..Default::default()
             };
-            if let Some(s) = pending.take() {
-                // The watch-list stream continues as the watch (RL-21).
-                watches += 1;
-                self.status.update(|st| {
-                    st.phase = Phase::Watching;
-                    st.next_retry_at_ms = None;
-                });
-                if let CycleEnd::Relist = self.consume(s, backoff).await? {
-                    return Ok(CycleEnd::Relist);
-                }
-                continue;
-            }
-            self.log.borrow_mut().push((true, rv, None));
-            if watches > 0 {
-                self.status.quiet(|s| s.reconnects += 1);
-            }
-            watches += 1;
-            let stream = match self.lw.watch(params).await {
-                Ok(s) => s,
-                Err(e) if e.is_too_many_requests() || e.is_network() => {
-                    // RL-14: wait one step and re-watch, no relist.
+            let page = match self.lw.list(params).await {
+                Ok(p) => p,
+                Err(e) if cont.is_some() && is_expired(&e) => {
+                    // PG-04 / RL-07: the continue token expired; one full list at the original RV.
                     self.record_error(&e);
-                    let wait = e
-                        .retry_after()
-                        .unwrap_or_default()
-                        .max(backoff.next_delay());
-                    let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
+                    let full = self
+                        .lw
+                        .list(ListParams {
+                            resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
+                            ..Default::default()
+                        })
+                        .await?;
+                    reject_table(&full.kind)?;
+                    let n = full.items.len() as u64;
                     self.status.update(|s| {
-                        s.phase = Phase::Backoff;
-                        s.next_retry_at_ms = Some(at);
+                        s.listed = n;
+                        s.list_total = Some(n);
                     });
-                    self.clock.sleep(wait).await;
-                    continue;
+                    items = full.items;
+                    break full.resource_version;
                 }
                 Err(e) => return Err(e),
             };
+            reject_table(&page.kind)?;
+            let n = page.items.len() as u64;
+            let remaining = page.remaining_item_count.map(|r| r.max(0) as u64);
             self.status.update(|s| {
-                s.phase = Phase::Watching;
-                s.next_retry_at_ms = None;
+                s.listed += n;
+                s.list_total = remaining.map(|r| s.listed + r);
             });
-            if let CycleEnd::Relist = self.consume(stream, backoff).await? {
-                return Ok(CycleEnd::Relist);
+            if items.is_empty() {
+                items = page.items;
+            } else {
+                items.extend(page.items);
             }
-        }
+            match page.continue_token.filter(|c| !c.is_empty()) {
+                Some(c) => {
+                    if rv == "0" {
+                        // RL-04: the server paginates RV-0 lists; keep paginating relists.
+                        self.state.borrow_mut().paginated = true;
+                    }
+                    cont = Some(c);
+                }
+                None => break page.resource_version,
+            }
+        };
+        self.fifo
+            .replace(items, &list_rv)
+            .map_err(|e| Error::invalid_request(format!("replacing the queue: {e}")))?;
+        self.set_last_rv(&list_rv);
+        self.status.quiet(|s| s.resource_version = list_rv);
+        self.replaced();
+        Ok(())
     }
 
-    /// Apply one watch stream until it ends. `Ok(ReWatch)`: open a new watch
-    /// from the last RV; `Ok(Relist)`: back off and relist; `Err`: report, back off, relist.
-    async fn consume(
-        &self,
-        mut stream: super::list_watch::EventStream,
-        backoff: &mut BackoffManager,
-    ) -> Result<CycleEnd, Error> {
+    /// The resync deadline as a timer, if resync is on.
+    fn resync_timer(&self) -> Option<Sleep> {
+        self.resync_at.get().map(|t| self.clock.sleep_until(t))
+    }
+
+    fn on_resync_timer(&self) {
+        // RL-18: ask first; re-arm after the resync, measured from now.
+        let go = self.should_resync.as_ref().is_none_or(|f| f());
+        if go {
+            self.fifo.resync();
+        }
+        self.resync_at
+            .set(self.opts.resync_period.map(|p| self.clock.now() + p));
+    }
+
+    /// Apply one watch stream until it ends. `concrete_rv`: the watch started
+    /// from a real RV, so every event's RV is recorded (RL-10).
+    async fn consume(&self, mut stream: EventStream, concrete_rv: bool) -> WatchEnd {
         let started = self.clock.now();
         let mut events = 0u64;
-        let mut resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
+        let mut track_rv = concrete_rv;
+        let mut timer = self.resync_timer();
         loop {
-            let next = match resync.as_mut() {
-                Some(timer) => match select(stream.next(), timer).await {
-                    Either::Left((item, _)) => Some(item),
-                    Either::Right(_) => None,
+            let item = match timer.as_mut() {
+                Some(t) => match select(stream.next(), t).await {
+                    Either::Left((item, _)) => item,
+                    Either::Right(((), _)) => {
+                        self.on_resync_timer();
+                        timer = self.resync_timer();
+                        continue;
+                    }
                 },
-                None => Some(stream.next().await),
-            };
-            let Some(item) = next else {
-                // The resync timer fired (RL-18).
-                let due = self.should_resync.borrow().as_ref().is_none_or(|f| f());
-                if due {
-                    self.fifo.resync();
-                }
-                resync = self.opts.resync_period.map(|d| self.clock.sleep(d));
-                continue;
+                None => stream.next().await,
             };
             match item {
-                None => {
-                    // RL-11 / RL-12.
-                    if events == 0 && self.clock.now() - started < Duration::from_secs(1) {
-                        return Err(Error::network(
-                            "very short watch: the watch closed within 1 s without any event",
-                        ));
+                None | Some(Err(Error::Network { .. } | Error::Timeout { .. })) => {
+                    if let Some(Err(e)) = &item {
+                        self.record_error(e);
                     }
-                    return Ok(CycleEnd::ReWatch);
+                    // RL-11 / RL-12: a clean close or a dropped connection.
+                    let short = self.clock.now().saturating_duration_since(started);
+                    if events == 0 && short < VERY_SHORT_WATCH {
+                        self.record_error(&Error::network(
+                            "very short watch: closed within 1 s without any event",
+                        ));
+                        return WatchEnd::Relist;
+                    }
+                    return WatchEnd::Closed;
                 }
-                Some(Err(e)) if e.is_network() || e.is_timeout() => {
-                    // A dropped connection or the idle watchdog: re-watch from the last RV.
+                Some(Err(e)) => {
+                    // A malformed line and the like: client-go turns it into an
+                    // in-band 500 (RC-02), so it follows the internal-error rule.
                     self.record_error(&e);
-                    return Ok(CycleEnd::ReWatch);
+                    return WatchEnd::Internal;
                 }
-                Some(Err(e)) => return Err(e),
                 Some(Ok(WatchEvent::Error(status))) => {
                     let e = Error::from(status);
                     self.record_error(&e);
                     if e.is_gone() {
-                        return Ok(CycleEnd::Relist);
+                        return WatchEnd::Relist;
                     }
                     if e.is_too_many_requests() {
-                        self.clock.sleep(backoff.next_delay()).await;
-                        return Ok(CycleEnd::ReWatch);
+                        return WatchEnd::TooManyRequests(e.retry_after());
                     }
-                    return Err(e);
+                    if is_internal(&e) {
+                        return WatchEnd::Internal;
+                    }
+                    return WatchEnd::Relist;
                 }
                 Some(Ok(ev)) => {
                     events += 1;
-                    self.apply(ev)
-                        .map_err(|e| Error::invalid_request(e.to_string()))?;
-                    while self.fifo.len() > self.opts.max_queued {
-                        yield_now().await;
+                    if !matches!(ev, WatchEvent::Added(_)) {
+                        track_rv = true;
                     }
+                    self.apply(ev, track_rv);
+                    self.wait_for_room().await;
                 }
             }
         }
     }
 
-    fn apply(&self, ev: WatchEvent) -> Result<(), super::delta_fifo::FifoError> {
-        let wall = self.clock.wall_millis();
-        let rv = ev
-            .object()
-            .map(|o| o.resource_version().to_owned())
-            .unwrap_or_default();
-        match ev {
-            WatchEvent::Added(o) => self.fifo.add(o)?,
-            WatchEvent::Modified(o) => self.fifo.update(o)?,
-            WatchEvent::Deleted(o) => self.fifo.delete(DeltaObject::Object(o))?,
-            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => {}
+    /// Back-pressure: while the queue is full, stop pulling the stream.
+    async fn wait_for_room(&self) {
+        while self.fifo.len() >= self.opts.max_queued.max(1) && !self.fifo.is_closed() {
+            let wait = self.drained.notified();
+            if self.fifo.len() < self.opts.max_queued.max(1) {
+                break;
+            }
+            wait.await;
         }
-        if !rv.is_empty() {
-            *self.last_rv.borrow_mut() = rv;
+    }
+
+    fn wrong_kind(&self, o: &KubeObject) -> bool {
+        let kind = o.kind();
+        kind == "Table"
+            || self
+                .opts
+                .expected_kind
+                .as_deref()
+                .is_some_and(|k| !kind.is_empty() && kind != k)
+    }
+
+    /// RL-09: one event into the queue. Queue errors (an unkeyable object, a
+    /// failing transform) are recorded and skipped, as client-go logs them.
+    fn apply(&self, ev: WatchEvent, track_rv: bool) {
+        let wall = self.clock.wall_millis();
+        let Some(obj) = ev.object() else { return };
+        if !matches!(ev, WatchEvent::Bookmark(_)) && self.wrong_kind(obj) {
+            return;
+        }
+        if track_rv && !obj.resource_version().is_empty() {
+            self.set_last_rv(obj.resource_version());
+        }
+        let r = match ev {
+            WatchEvent::Added(o) => self.fifo.add(o),
+            WatchEvent::Modified(o) => self.fifo.update(o),
+            WatchEvent::Deleted(o) => self.fifo.delete(DeltaObject::Object(o)),
+            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => Ok(()),
+        };
+        if let Err(e) = r {
+            self.record_error(&Error::invalid_request(format!(
+                "queueing a watch event: {e}"
+            )));
         }
         self.status.quiet(|s| {
             s.events_applied += 1;
             s.last_event_at_ms = Some(wall);
         });
-        Ok(())
+    }
+}
+
+fn reject_table(kind: &str) -> Result<(), Error> {
+    if kind == "Table" {
+        // RL-24: a server-side printing response is not a list of objects.
+        return Err(Error::invalid_request(
+            "the server returned a Table; informers need full objects",
+        ));
+    }
+    Ok(())
+}
+
+/// RL-15: re-watch after internal errors while the first error of the
+/// current run is at most `window` old; a gap of a minute starts a new run.
+struct RetryWindow {
+    window: Duration,
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl RetryWindow {
+    fn new(window: Duration) -> Self {
+        RetryWindow {
+            window,
+            first: None,
+            last: None,
+        }
+    }
+
+    fn should_retry(&mut self, now: Instant) -> bool {
+        if self.window.is_zero() {
+            return false;
+        }
+        if self
+            .last
+            .is_some_and(|l| now.saturating_duration_since(l) >= Duration::from_secs(60))
+        {
+            self.first = None;
+        }
+        self.last = Some(now);
+        let first = *self.first.get_or_insert(now);
+        now.saturating_duration_since(first) <= self.window
     }
 }

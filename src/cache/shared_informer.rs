@@ -1,165 +1,196 @@
 //! SharedIndexInformer: reflector → DeltaFIFO → controller loop → indexer →
-//! isolated listeners; and the factory that shares one informer per scope.
+//! shared processor → isolated listeners.
 //!
-//! Single-thread adaptation of client-go's design:
-//! * The controller loop is a task that pops at most `batch` keys per turn,
-//!   applies them to the indexer, fans notifications out, and then yields to
-//!   the event loop so a 50,000-object sync never blocks a page for long.
-//! * Every listener has its own buffer and pump task (client-go's
-//!   `processorListener`): a handler that is slow (returns a future) only
-//!   delays itself. Handlers that panic cannot be caught in wasm (a panic
-//!   aborts the module), so JS handlers are wrapped by the binding layer,
-//!   which catches their exceptions and reports them.
-//! * A handler added after start first receives a synthetic add for every
-//!   cached object (SI-03); registration and the replay happen in one
-//!   synchronous step, so no later event can overtake the replay.
-//! * `has_synced` (informer) = the queue's initial list has been applied;
-//!   a registration's `has_synced` additionally waits until its listener has
-//!   delivered everything up to that point (SI-04).
-//! * Add vs update is decided by presence in the indexer; an update carries
-//!   the cached old object; tombstones reach `on_delete` (CT items).
-//! * Resync (SI-07..09): each handler has its own period (at least 1 s and
-//!   the informer's check period); at each tick the due handlers are marked,
-//!   and same-RV updates (resyncs, unchanged relisted objects) go only to
-//!   marked handlers. Every handler starts marked.
+//! Single-thread adaptation of client-go's design (see also `controller.rs`
+//! and `processor.rs`):
+//! * Three kinds of task: the reflector, the controller loop, and one pump
+//!   per handler. [`SharedIndexInformer::stop`] aborts the first two (which
+//!   drops every fetch and timer they own) and ends the pumps after their
+//!   running callback; the queue is closed.
+//! * Registration is synchronous: a handler added after start gets a
+//!   synthetic add for everything cached, then every later event, with no
+//!   gap and no duplicate (SI-03). Its `has_synced` waits for its own
+//!   delivery of the initial list (SI-04).
+//! * The informer has synced once the initial list has been written to the
+//!   store and queued to every handler (SI-05); relists do not reset it.
+//! * Transform: applied once per incoming object by the queue, before
+//!   caching and notifying (CT-09, SI-15); [`strip_managed_fields`] and
+//!   [`metadata_only`] are ready-made ones.
+//! * Resync: per-handler periods (SI-07) checked by the reflector's timer at
+//!   the informer's check period (SI-08); unchanged-RV updates only reach
+//!   handlers that are due (SI-09).
+//! * Handler failures: see `processor.rs` (the JS layer catches exceptions).
+//!
+//! ## Behaviour coverage (IDs of the client-go behaviour specification)
+//!
+//! Tests live beside the code: `reflector/tests.rs` (R), `shared_informer/tests.rs`
+//! (S), `controller.rs` (C), `processor.rs` (P), `reflector/backoff.rs` (B),
+//! `factory.rs` (F), `status.rs`; the wasm suite `tests/wasm_informer.rs` (W)
+//! runs the consistency property against the sim in Node and Chromium.
+//!
+//! | ID | test |
+//! |---|---|
+//! | RL-01 | R `rl_01_watch_list_only_when_enabled_and_supported` |
+//! | RL-02 | R `rl_02_initial_list_replaces_then_watches_from_the_list_rv_with_bookmarks` |
+//! | RL-03 | R `rl_03_relist_uses_the_last_rv_unpaginated` |
+//! | RL-04 | R `rl_04_explicit_page_size_always_paginates`, `rl_04_a_paginated_rv0_list_makes_relists_paginate` |
+//! | RL-05 | R `rl_05_expired_or_too_large_list_retries_at_once_with_empty_rv` |
+//! | RL-06 | R `rl_06_too_large_resource_version_recognition` |
+//! | RL-07 | R `rl_07_expired_continue_token_falls_back_to_one_full_list_at_the_original_rv` |
+//! | RL-08 | R `rl_08_watch_timeout_is_random_in_min_to_twice_min` |
+//! | RL-09 | R `rl_09_events_are_applied_and_foreign_kinds_skipped_without_moving_the_rv` |
+//! | RL-10 | R `rl_09_…` (last event wins), `rl_10_bookmarks_move_the_rv_and_watch_from_zero_tracks_after_first_non_added` |
+//! | RL-11 | R `rl_11_normal_close_rewatches_at_once_from_the_last_rv` (also dropped connection, idle watchdog) |
+//! | RL-12 | R `rl_12_very_short_watch_backs_off_then_relists` |
+//! | RL-13 | R `rl_13_gone_during_watch_relists_after_backoff_and_keeps_the_rest`, `rl_13_too_many_requests_during_a_watch_rewatches_without_relist` |
+//! | RL-14 | R `rl_14_429_opening_a_watch_waits_one_step_and_never_relists`, `rl_14_network_error_opening_a_watch_retries_but_other_errors_relist_via_the_handler` |
+//! | RL-15 | R `rl_15_internal_error_window` |
+//! | RL-16 | B `rl_16_*` (steps, jitter, cap, reset since the previous reset, custom backoff) |
+//! | RL-17 | R `rl_17_list_failures_reach_the_handler_and_retry_after_backoff` |
+//! | RL-18 | R `rl_18_resync_timer_runs_while_watching_and_asks_first`; S `si_08_09_*` |
+//! | RL-19 | R `rl_19_stop_before_start_issues_nothing_and_stop_during_watch_drops_it`; S `stop_leaves_no_fetch_timer_or_task_behind`; W (open watches back to before, no timer fires) |
+//! | RL-20/21 | R `rl_20_21_watch_list_fills_a_temporary_store_then_continues_the_same_stream`, `rl_21_an_end_bookmark_annotated_false_does_not_count`; W (watch-list informer) |
+//! | RL-22 | R `rl_22_watch_list_rv_comes_only_from_non_added_events` |
+//! | RL-23 | R `rl_23_watch_list_rejection_falls_back_to_list_and_watch_for_good`, `rl_23_watch_list_retries_429_and_restarts_after_an_early_close`, `rl_23_very_short_watch_list_falls_back_within_the_cycle` |
+//! | RL-24 | R `rl_24_a_table_list_is_rejected`; Table watch objects skipped by `wrong_kind` |
+//! | PG-01..04 | `api::tests::pg_01_to_04_pager_rules` (pager); the reflector's own paging: R `rl_04_*`, `rl_07_*` |
+//! | PG-05 | not used: the reflector needs every page before one `Replace` |
+//! | CT-01 | C `ct_01_add_vs_update_by_presence_and_store_written_first` |
+//! | CT-02 | C `ct_02_update_old_is_whatever_the_cache_held` |
+//! | CT-03 | C `ct_03_si_17_relist_deletions_are_tombstones_with_the_cached_object`; S `si_17_ct_03_*` |
+//! | CT-04 | C `ct_04_resync_delivers_update_of_the_same_object` |
+//! | CT-05 | R `rl_10_*` (bookmark moves the RV, writes no object) |
+//! | CT-06 | DeltaFIFO pipeline: per-key pops, no multi-key transactions (see `controller.rs`) |
+//! | CT-07 | C `ct_07_failed_item_is_dropped_and_the_loop_continues` |
+//! | CT-08 | C `ct_08_initial_list_adds_are_flagged_later_ones_are_not`; S `si_09_ct_08_*` |
+//! | CT-09 | S `si_15_ct_09_transform_before_caching_once_and_setters_only_before_start` |
+//! | CT-10 | policy: Rust handlers must not panic (a wasm panic aborts); the JS layer catches exceptions |
+//! | CT-11 | filtering handlers are the binding layer's (scoped views) |
+//! | CT-12 | C `ct_12_has_synced_delegates_to_the_queue_and_turns_are_bounded`; S `si_01_02_*` (last sync RV) |
+//! | SI-01/02 | S `si_01_02_handlers_before_start_get_initial_adds_then_live_events_and_indexers_work` |
+//! | SI-03/04 | S `si_03_04_late_handler_gets_the_cache_first_atomically_and_its_own_sync`, `si_04_registration_syncs_only_after_its_async_handler_returned` |
+//! | SI-05 | S `si_05_has_synced_survives_relists`, `si_04_*` |
+//! | SI-06 | S `si_06_a_slow_async_handler_does_not_delay_the_others_or_the_cache` |
+//! | SI-07 | S `si_07_resync_check_period_rules`; P `si_07_effective_periods_and_check_period_lowering` |
+//! | SI-08/09 | S `si_08_09_per_handler_resync_reaches_only_due_handlers`, `si_09_ct_08_*`; P `si_08_09_only_due_listeners_get_sync_updates` |
+//! | SI-10 | P `si_10_events_before_run_are_held_then_delivered_in_order` |
+//! | SI-11/13 | S `si_11_13_remove_is_idempotent_and_double_registration_is_independent` |
+//! | SI-12 | S `si_12_shut_down_waits_for_the_pump`; P `si_11_12_*` |
+//! | SI-14 | S `si_14_lifecycle_after_stop` |
+//! | SI-15 | S `si_15_ct_09_*`, `strip_managed_fields_and_metadata_only_transforms` |
+//! | SI-16 | deviation: no 1 s pause (see `processor.rs`) |
+//! | SI-17 | S `si_17_ct_03_watch_delete_passes_the_object_relist_delete_a_tombstone` (DeltaFIFO drops a DELETE of a never-cached key, DF-03) |
+//! | SI-18 | S `si_18_wait_for_cache_sync_is_event_driven_and_false_when_stopped`; F `factory_start_wait_and_shutdown` |
+//! | status | S `status_reports_phase_counts_and_errors_with_notifications`; R `list_progress_reports_remaining_item_count_totals` |
+//! | back-pressure | R `back_pressure_stops_reading_the_watch_until_the_queue_drains` |
+//! | consistency | S `consistency_under_a_random_script_store_and_handler_map_match_the_model` (20 seeds); W (20 seeds against the sim) |
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::future::LocalBoxFuture;
-
-use super::delta_fifo::{
-    DeltaFifo, DeltaFifoOptions, DeltaType, KnownObjects, Popped, Transformer,
-};
-use super::keys::{object_key, DeltaObject};
-use super::list_watch::{ListerWatcher, ResourceListWatch, ResourceScope};
+use super::controller::{Controller, ControllerOptions, DeltaHandler};
+use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects, Transformer};
+use super::keys::DeltaObject;
+use super::list_watch::ListerWatcher;
+use super::processor::{Handler, Notification, Processor, Registration, MIN_RESYNC_PERIOD};
 use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
 use super::status::{InformerStatus, Phase, StatusCell};
 use super::store::{Indexer, Indexers, StoreError};
-use crate::rest::{Client, KubeObject};
-use crate::rt::{spawn_local, yield_now, Notify, SharedClock, TaskHandle};
-
-/// One change delivered to a handler.
-#[derive(Clone, Debug)]
-pub enum Notification {
-    /// An object was added (`true` when part of the initial list).
-    Add(KubeObject, bool),
-    /// An object changed: old, new.
-    Update(KubeObject, KubeObject),
-    /// An object was deleted (possibly a tombstone).
-    Delete(DeltaObject),
-}
-
-/// A handler: may return a future, which the listener awaits before its
-/// next notification (only this listener waits).
-pub type Handler = Rc<dyn Fn(Notification) -> Option<LocalBoxFuture<'static, ()>>>;
-
-enum Item {
-    Note(Notification),
-    SyncMarker,
-}
-
-struct Listener {
-    id: u64,
-    handler: Handler,
-    buffer: RefCell<VecDeque<Item>>,
-    wake: Notify,
-    synced: Cell<bool>,
-    /// Effective resync period (SI-07); `None` = never.
-    resync: Option<Duration>,
-    next_resync: Cell<crate::rt::Instant>,
-    /// Receives same-RV updates (SI-08/09); every listener starts marked.
-    syncing: Cell<bool>,
-    task: RefCell<Option<TaskHandle>>,
-}
-
-impl Listener {
-    fn push(&self, item: Item) {
-        self.buffer.borrow_mut().push_back(item);
-        self.wake.notify_waiters();
-    }
-
-    async fn pump(self: Rc<Self>) {
-        loop {
-            let wait = self.wake.notified();
-            let next = self.buffer.borrow_mut().pop_front();
-            match next {
-                Some(Item::Note(n)) => {
-                    if let Some(fut) = (self.handler)(n) {
-                        fut.await;
-                    }
-                }
-                Some(Item::SyncMarker) => self.synced.set(true),
-                None => wait.await,
-            }
-        }
-    }
-}
-
-/// A handle to one registered handler.
-#[derive(Clone)]
-pub struct Registration {
-    listener: Rc<Listener>,
-    informer: SharedIndexInformer,
-}
-
-impl Registration {
-    /// Whether this handler has received everything in the initial list (SI-04).
-    pub fn has_synced(&self) -> bool {
-        self.informer.has_synced() && self.listener.synced.get()
-    }
-
-    /// Remove the handler; its buffer is dropped.
-    pub fn remove(&self) {
-        self.informer.remove_handler(self.listener.id);
-    }
-}
+use crate::rest::KubeObject;
+use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
 
 /// Informer settings.
 #[derive(Clone, Default)]
 pub struct InformerOptions {
-    /// Reflector settings (page size, resync, backoff, back-pressure).
+    /// Reflector settings; `reflector.resync_period` is the informer's
+    /// default handler resync period and its resync check period.
     pub reflector: ReflectorOptions,
     /// Applied to every object before it is cached.
     pub transform: Option<Transformer>,
     /// Indexers besides the built-in `namespace` index.
     pub indexers: Indexers,
-    /// Keys applied per controller turn before yielding (default 500).
+    /// Keys applied per controller turn before yielding (default 1000).
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
 }
 
+/// Why an informer refused a request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InformerError {
+    /// The informer has stopped (SI-14).
+    Stopped,
+    /// Only possible before `start` (SI-15).
+    AlreadyStarted,
+    /// The store refused (e.g. a duplicate index name).
+    Store(StoreError),
+}
+
+impl fmt::Display for InformerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InformerError::Stopped => {
+                write!(f, "the informer has stopped already")
+            }
+            InformerError::AlreadyStarted => write!(f, "informer has already started"),
+            InformerError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for InformerError {}
+
 struct Inner {
     lw: Rc<dyn ListerWatcher>,
     clock: SharedClock,
     indexer: Indexer,
-    fifo: DeltaFifo,
+    fifo: RefCell<Option<DeltaFifo>>,
     status: StatusCell,
-    opts: InformerOptions,
-    listeners: RefCell<Vec<Rc<Listener>>>,
-    next_id: Cell<u64>,
+    opts: RefCell<InformerOptions>,
+    processor: Rc<Processor>,
     tasks: RefCell<Vec<TaskHandle>>,
     started: Cell<bool>,
     stopped: Cell<bool>,
+    synced: Cell<bool>,
     synced_notify: Notify,
     reflector: RefCell<Option<Rc<Reflector>>>,
 }
 
-/// A shared, indexed, self-updating cache of one resource.
+/// A shared, indexed, self-updating cache of one resource. Clones share it.
 #[derive(Clone)]
 pub struct SharedIndexInformer {
     inner: Rc<Inner>,
 }
 
+/// Forwards the controller's writes to the processor.
+struct Fanout(Rc<Processor>);
+
+impl DeltaHandler for Fanout {
+    fn on_add(&self, obj: &KubeObject, initial: bool) {
+        self.0
+            .distribute(Notification::Add(obj.clone(), initial), false);
+    }
+    fn on_update(&self, old: &KubeObject, new: &KubeObject) {
+        let sync = old.resource_version() == new.resource_version();
+        self.0
+            .distribute(Notification::Update(old.clone(), new.clone()), sync);
+    }
+    fn on_delete(&self, obj: &DeltaObject) {
+        self.0.distribute(Notification::Delete(obj.clone()), false);
+    }
+}
+
 /// A ready-made transform that drops `metadata.managedFields` (often half
-/// of an object's bytes, never needed by a UI).
+/// of an object's bytes, never needed by a UI). Objects without it pass
+/// through untouched (no re-encoding).
 pub fn strip_managed_fields() -> Transformer {
     Rc::new(|obj: KubeObject| {
-        let raw = obj.raw();
-        if !raw.windows(15).any(|w| w == b"\"managedFields\"") {
+        if !contains(obj.raw(), b"\"managedFields\"") {
             return Ok(obj);
         }
         let mut v = obj.to_value().map_err(|e| e.to_string())?;
@@ -168,6 +199,10 @@ pub fn strip_managed_fields() -> Transformer {
         }
         KubeObject::from_value(&v).map_err(|e| e.to_string())
     })
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// A transform that keeps only `apiVersion`, `kind` and `metadata`
@@ -187,36 +222,41 @@ pub fn metadata_only() -> Transformer {
     })
 }
 
+/// Milliseconds (from JS) to a resync period; non-positive or non-finite = none.
+pub fn resync_period(ms: f64) -> Option<Duration> {
+    (ms.is_finite() && ms > 0.0)
+        .then(|| Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .flatten()
+}
+
 impl SharedIndexInformer {
     /// An informer over any lister-watcher.
     pub fn new(lw: Rc<dyn ListerWatcher>, clock: SharedClock, opts: InformerOptions) -> Self {
         let indexer = Indexer::with_namespace_index();
+        // A duplicate of the built-in name is the only failure; it keeps the built-in.
         let _ = indexer.add_indexers(opts.indexers.clone());
-        let fifo = DeltaFifo::new(DeltaFifoOptions {
-            known_objects: Some(Rc::new(indexer.clone()) as Rc<dyn KnownObjects>),
-            emit_delta_type_replaced: true,
-            transformer: opts.transform.clone(),
-        });
+        let check = opts.reflector.resync_period.unwrap_or_default();
         SharedIndexInformer {
             inner: Rc::new(Inner {
                 lw,
+                processor: Rc::new(Processor::new(clock.clone(), check)),
                 clock,
                 indexer,
-                fifo,
+                fifo: RefCell::new(None),
                 status: StatusCell::default(),
-                opts,
-                listeners: RefCell::new(Vec::new()),
-                next_id: Cell::new(1),
+                opts: RefCell::new(opts),
                 tasks: RefCell::new(Vec::new()),
                 started: Cell::new(false),
                 stopped: Cell::new(false),
+                synced: Cell::new(false),
                 synced_notify: Notify::new(),
                 reflector: RefCell::new(None),
             }),
         }
     }
 
-    /// The store (listers and snapshots read it).
+    /// The store (SI-01: store and indexer are the same object). Listers
+    /// and snapshots read it; clones are cheap handles to the same data.
     pub fn indexer(&self) -> &Indexer {
         &self.inner.indexer
     }
@@ -226,34 +266,38 @@ impl SharedIndexInformer {
         &self.inner.status
     }
 
-    /// A status snapshot with the cached count filled in.
+    /// A status snapshot with the live counters filled in.
     pub fn status_snapshot(&self) -> InformerStatus {
         let mut s = self.inner.status.get();
         s.cached = self.inner.indexer.len() as u64;
         s.synced = self.has_synced();
+        if let Some(r) = self.inner.reflector.borrow().as_ref() {
+            s.resource_version = r.last_sync_resource_version();
+        }
         s
     }
 
-    /// Whether the initial list has been applied to the store.
+    /// Whether the initial list has been written to the store and queued to
+    /// every handler (SI-05). Stays true through relists.
     pub fn has_synced(&self) -> bool {
-        self.inner.fifo.has_synced()
+        self.inner.synced.get()
     }
 
-    /// Resolves once the informer has synced.
-    pub async fn wait_for_sync(&self) {
+    /// Resolves true once synced, false if the informer stops first (SI-18).
+    pub async fn wait_for_sync(&self) -> bool {
         loop {
             let wait = self.inner.synced_notify.notified();
             if self.has_synced() {
-                return;
+                return true;
             }
             if self.inner.stopped.get() {
-                return;
+                return false;
             }
             wait.await;
         }
     }
 
-    /// The RV of the last list or event the reflector applied.
+    /// The RV of the last list, event or bookmark (`""` before start) (CT-12).
     pub fn last_sync_resource_version(&self) -> String {
         self.inner
             .reflector
@@ -263,208 +307,199 @@ impl SharedIndexInformer {
             .unwrap_or_default()
     }
 
-    /// Add indexers (before or after start).
-    pub fn add_indexers(&self, indexers: Indexers) -> Result<(), StoreError> {
-        self.inner.indexer.add_indexers(indexers)
+    /// Add indexers, before or after start; existing objects are indexed at
+    /// once (SI-01). Fails after stop (SI-14) or on a duplicate name.
+    pub fn add_indexers(&self, indexers: Indexers) -> Result<(), InformerError> {
+        if self.inner.stopped.get() {
+            return Err(InformerError::Stopped);
+        }
+        self.inner
+            .indexer
+            .add_indexers(indexers)
+            .map_err(InformerError::Store)
     }
 
-    /// Register a handler. After start it first receives every cached object
-    /// as an add (SI-03). `wants_resync`: resync at the informer's period.
-    pub fn add_handler(&self, handler: Handler, wants_resync: bool) -> Registration {
-        let period = if wants_resync {
-            self.inner.opts.reflector.resync_period
-        } else {
-            None
-        };
-        self.add_handler_with_resync(handler, period)
-    }
-
-    /// Register a handler with its own resync period (SI-07): never shorter
-    /// than 1 s or than the informer's check period (the reflector's
-    /// `resync_period`), and never when the informer does not resync.
-    pub fn add_handler_with_resync(
-        &self,
-        handler: Handler,
-        resync: Option<Duration>,
-    ) -> Registration {
-        let check = self.inner.opts.reflector.resync_period;
-        let resync = match (resync, check) {
-            (Some(r), Some(c)) if !r.is_zero() && !c.is_zero() => {
-                Some(r.max(Duration::from_secs(1)).max(c))
-            }
-            _ => None,
-        };
-        let id = self.inner.next_id.get();
-        self.inner.next_id.set(id + 1);
-        let l = Rc::new(Listener {
-            id,
-            handler,
-            buffer: RefCell::new(VecDeque::new()),
-            wake: Notify::new(),
-            synced: Cell::new(false),
-            resync,
-            next_resync: Cell::new(self.inner.clock.now() + resync.unwrap_or_default()),
-            syncing: Cell::new(true),
-            task: RefCell::new(None),
-        });
+    /// Set the transform (before start; the last call wins) (SI-15).
+    pub fn set_transform(&self, t: Option<Transformer>) -> Result<(), InformerError> {
         if self.inner.started.get() {
-            self.inner.indexer.for_each(|_, o| {
-                l.buffer
-                    .borrow_mut()
-                    .push_back(Item::Note(Notification::Add(o.clone(), true)))
-            });
-            if self.has_synced() {
-                l.buffer.borrow_mut().push_back(Item::SyncMarker);
-            }
+            return Err(InformerError::AlreadyStarted);
         }
-        if !self.inner.stopped.get() {
-            *l.task.borrow_mut() = Some(spawn_local(l.clone().pump()));
-        }
-        self.inner.listeners.borrow_mut().push(l.clone());
-        Registration {
-            listener: l,
-            informer: self.clone(),
-        }
-    }
-
-    fn remove_handler(&self, id: u64) {
-        self.inner.listeners.borrow_mut().retain(|l| {
-            if l.id == id {
-                if let Some(t) = l.task.borrow_mut().take() {
-                    t.abort();
-                }
-                false
-            } else {
-                true
-            }
-        });
-    }
-
-    fn distribute(&self, n: Notification, resync: bool) {
-        for l in self.inner.listeners.borrow().iter() {
-            if resync && !l.syncing.get() {
-                continue;
-            }
-            l.push(Item::Note(n.clone()));
-        }
-    }
-
-    /// SI-08: at each resync tick, mark the listeners that are due (and move
-    /// their next resync), unmark the others; resync the store only if any is due.
-    fn should_resync(&self) -> bool {
-        let now = self.inner.clock.now();
-        let mut any = false;
-        for l in self.inner.listeners.borrow().iter() {
-            let due = l.resync.is_some() && now >= l.next_resync.get();
-            l.syncing.set(due);
-            if let (true, Some(p)) = (due, l.resync) {
-                l.next_resync.set(now + p);
-                any = true;
-            }
-        }
-        any
-    }
-
-    fn handle_deltas(&self, popped: &Popped) -> Result<(), StoreError> {
-        let ix = &self.inner.indexer;
-        for d in &popped.deltas {
-            match (&d.kind, &d.object) {
-                (DeltaType::Deleted, obj) => {
-                    if let Ok(key) = obj.key() {
-                        ix.delete_key(&key);
-                    }
-                    self.distribute(Notification::Delete(obj.clone()), false);
-                }
-                (kind, DeltaObject::Object(obj)) => {
-                    let key = object_key(obj).map_err(StoreError::Key)?;
-                    match ix.get_by_key(&key) {
-                        Some(old) => {
-                            ix.upsert(key, obj.clone())?;
-                            // A relisted object whose RV did not change is a resync.
-                            let is_sync = *kind == DeltaType::Sync
-                                || (*kind == DeltaType::Replaced
-                                    && old.resource_version() == obj.resource_version());
-                            self.distribute(Notification::Update(old, obj.clone()), is_sync);
-                        }
-                        None => {
-                            ix.upsert(key, obj.clone())?;
-                            self.distribute(
-                                Notification::Add(obj.clone(), popped.is_in_initial_list),
-                                false,
-                            );
-                        }
-                    }
-                }
-                (_, DeltaObject::Tombstone(_)) => {}
-            }
-        }
+        self.inner.opts.borrow_mut().transform = t;
         Ok(())
     }
 
-    async fn controller_loop(self) {
-        let batch = self.inner.opts.batch.unwrap_or(500).max(1);
-        // Yield to the event loop after a full batch or 8 ms of work, not after
-        // every wake-up: a macrotask costs ≥ 1 ms in Node and browsers clamp
-        // nested timeouts, so yielding per small batch throttled floods.
-        let slice = Duration::from_millis(8);
-        let mut slice_start = self.inner.clock.now();
-        loop {
-            let was_synced = self.has_synced();
-            let Some(first) = self.inner.fifo.pop().await else {
-                return;
-            };
-            let mut popped = Some(first);
-            let mut n = 0;
-            while let Some(p) = popped.take() {
-                // A failed write (unkeyable object, failing index) drops that item:
-                // the rest of the cache stays consistent and the next relist repairs it.
-                let _ = self.handle_deltas(&p);
-                self.inner.fifo.done(&p);
-                n += 1;
-                if n < batch {
-                    popped = self.inner.fifo.try_pop();
+    /// Set the watch-error handler (before start; the last call wins) (SI-15).
+    pub fn set_watch_error_handler(&self, h: WatchErrorHandler) -> Result<(), InformerError> {
+        if self.inner.started.get() {
+            return Err(InformerError::AlreadyStarted);
+        }
+        self.inner.opts.borrow_mut().on_watch_error = Some(h);
+        Ok(())
+    }
+
+    /// Register a handler with the informer's default resync period.
+    pub fn add_event_handler(&self, handler: Handler) -> Result<Registration, InformerError> {
+        let period = self.inner.opts.borrow().reflector.resync_period;
+        self.add_event_handler_with_resync(handler, period.unwrap_or_default())
+    }
+
+    /// Register a handler with its own resync period (zero = never), under
+    /// client-go's rules (SI-07): below 1 s → 1 s; before start a shorter
+    /// period lowers the check period; after start it is raised to it.
+    /// After start the handler first receives every cached object as an add
+    /// (SI-03). Fails after stop (SI-14).
+    pub fn add_event_handler_with_resync(
+        &self,
+        handler: Handler,
+        resync: Duration,
+    ) -> Result<Registration, InformerError> {
+        if self.inner.stopped.get() {
+            return Err(InformerError::Stopped);
+        }
+        let p = &self.inner.processor;
+        let mut resync = resync;
+        if !resync.is_zero() {
+            resync = resync.max(MIN_RESYNC_PERIOD);
+            let check = p.check_period();
+            if resync < check {
+                if self.inner.started.get() {
+                    resync = check;
+                } else {
+                    p.lower_check_period(resync);
                 }
             }
-            if !was_synced && self.has_synced() {
-                for l in self.inner.listeners.borrow().iter() {
-                    l.push(Item::SyncMarker);
+        }
+        let started = self.inner.started.get();
+        let indexer = &self.inner.indexer;
+        let listener = p.add(
+            handler,
+            resync,
+            |push| {
+                if started {
+                    indexer.for_each(|_, o| push(Notification::Add(o.clone(), true)));
                 }
-                self.inner.status.update(|s| s.synced = true);
-                self.inner.synced_notify.notify_waiters();
-            }
-            self.inner
-                .status
-                .quiet(|s| s.cached = self.inner.indexer.len() as u64);
-            if n >= batch || self.inner.clock.now() - slice_start >= slice {
-                yield_now().await;
-                slice_start = self.inner.clock.now();
+            },
+            self.has_synced(),
+        );
+        let me = Rc::downgrade(&self.inner);
+        Ok(Registration {
+            listener,
+            processor: Rc::downgrade(p),
+            informer_synced: Rc::new(move || me.upgrade().is_some_and(|i| i.synced.get())),
+        })
+    }
+
+    /// Register a handler (compatibility form): `wants_resync` = the
+    /// informer's default period, else never. After stop the registration
+    /// is inert (never synced, never called).
+    pub fn add_handler(&self, handler: Handler, wants_resync: bool) -> Registration {
+        let period = if wants_resync {
+            self.inner.opts.borrow().reflector.resync_period
+        } else {
+            None
+        };
+        match self.add_event_handler_with_resync(handler.clone(), period.unwrap_or_default()) {
+            Ok(r) => r,
+            Err(_) => {
+                let p = Rc::new(Processor::new(self.inner.clock.clone(), Duration::ZERO));
+                let listener = p.add(handler, Duration::ZERO, |_| {}, false);
+                let r = Registration {
+                    listener,
+                    processor: Rc::downgrade(&p),
+                    informer_synced: Rc::new(|| false),
+                };
+                r.remove();
+                r
             }
         }
     }
 
-    /// Start the reflector and controller (idempotent).
+    /// Remove a handler; idempotent, never fails (SI-11).
+    pub fn remove_event_handler(&self, reg: &Registration) {
+        reg.remove();
+    }
+
+    /// Registered handlers.
+    pub fn handler_count(&self) -> usize {
+        self.inner.processor.len()
+    }
+
+    /// Start the reflector, the controller and the handler pumps. A second
+    /// call, or a call after stop, does nothing (SI-14).
     pub fn start(&self) {
-        if self.inner.started.get() || self.inner.stopped.get() {
+        let inner = &self.inner;
+        if inner.started.get() || inner.stopped.get() {
             return;
         }
-        self.inner.started.set(true);
-        let reflector = Rc::new(Reflector::new(
-            self.inner.lw.clone(),
-            self.inner.fifo.clone(),
-            self.inner.clock.clone(),
-            self.inner.status.clone(),
-            self.inner.opts.reflector.clone(),
-            self.inner.opts.on_watch_error.clone(),
-        ));
-        let weak = Rc::downgrade(&self.inner);
-        reflector.set_should_resync(Rc::new(move || match weak.upgrade() {
-            Some(inner) => SharedIndexInformer { inner }.should_resync(),
-            None => false,
-        }));
-        *self.inner.reflector.borrow_mut() = Some(reflector.clone());
-        let mut tasks = self.inner.tasks.borrow_mut();
+        inner.started.set(true);
+        let opts = inner.opts.borrow().clone();
+        let fifo = DeltaFifo::new(DeltaFifoOptions {
+            known_objects: Some(Rc::new(inner.indexer.clone()) as Rc<dyn KnownObjects>),
+            emit_delta_type_replaced: true,
+            transformer: opts.transform.clone(),
+        });
+        *inner.fifo.borrow_mut() = Some(fifo.clone());
+        let mut ropts = opts.reflector.clone();
+        let check = inner.processor.check_period();
+        ropts.resync_period = (!check.is_zero()).then_some(check);
+        let processor = inner.processor.clone();
+        let weak = Rc::downgrade(inner);
+        let on_turn: Rc<dyn Fn()> = Rc::new(move || {
+            if let Some(i) = weak.upgrade() {
+                SharedIndexInformer { inner: i }.after_turn();
+            }
+        });
+        let reflector = Rc::new(
+            Reflector::new(
+                inner.lw.clone(),
+                fifo.clone(),
+                inner.clock.clone(),
+                inner.status.clone(),
+                ropts,
+            )
+            .with_error_handler(opts.on_watch_error.clone())
+            .with_should_resync(Some(Rc::new(move || processor.should_resync())))
+            .with_on_replace(Some(on_turn.clone())),
+        );
+        *inner.reflector.borrow_mut() = Some(reflector.clone());
+        let controller = Controller::new(
+            fifo,
+            inner.indexer.clone(),
+            Rc::new(Fanout(inner.processor.clone())),
+            inner.clock.clone(),
+            ControllerOptions {
+                batch: opts.batch.unwrap_or(1000).max(1),
+                ..Default::default()
+            },
+        )
+        .with_drained(reflector.drained())
+        .with_on_turn(on_turn);
+        inner.processor.run();
+        let mut tasks = inner.tasks.borrow_mut();
+        tasks.push(spawn_local(controller.run()));
         tasks.push(spawn_local(reflector.run()));
-        tasks.push(spawn_local(self.clone().controller_loop()));
+    }
+
+    fn after_turn(&self) {
+        let inner = &self.inner;
+        let cached = inner.indexer.len() as u64;
+        let fifo_synced = inner.fifo.borrow().as_ref().is_some_and(|f| f.has_synced());
+        if fifo_synced && !inner.synced.get() {
+            inner.synced.set(true);
+            inner.processor.mark_synced();
+            inner.status.update(|s| {
+                s.synced = true;
+                s.cached = cached;
+            });
+            inner.synced_notify.notify_waiters();
+        } else {
+            inner.status.quiet(|s| s.cached = cached);
+        }
+    }
+
+    /// Whether `other` is a handle to this same informer.
+    pub fn same_as(&self, other: &SharedIndexInformer) -> bool {
+        Rc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Whether `start` has been called.
@@ -472,144 +507,42 @@ impl SharedIndexInformer {
         self.inner.started.get()
     }
 
-    /// Stop for good: cancels the reflector (aborting its fetches and timers),
-    /// the controller and every listener pump.
+    /// Whether `stop` has been called (SI-14).
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.get()
+    }
+
+    /// Stop for good: cancels the reflector (aborting its fetches and
+    /// timers) and the controller, ends every handler pump after its running
+    /// callback, and closes the queue. The cache keeps its last contents.
     pub fn stop(&self) {
-        if self.inner.stopped.replace(true) {
+        let inner = &self.inner;
+        if inner.stopped.replace(true) {
             return;
         }
-        for t in self.inner.tasks.borrow_mut().drain(..) {
+        for t in inner.tasks.borrow_mut().drain(..) {
             t.abort();
         }
-        for l in self.inner.listeners.borrow().iter() {
-            if let Some(t) = l.task.borrow_mut().take() {
-                t.abort();
-            }
+        inner.processor.stop();
+        if let Some(f) = inner.fifo.borrow().as_ref() {
+            f.close();
         }
-        self.inner.fifo.close();
-        self.inner.synced_notify.notify_waiters();
-        self.inner.status.update(|s| {
+        inner.synced_notify.notify_waiters();
+        inner.status.update(|s| {
             s.phase = Phase::Stopped;
             s.next_retry_at_ms = None;
         });
     }
 }
 
-/// One informer per (resource, namespace, label selector, field selector),
-/// shared by every consumer whatever order they ask in.
-#[derive(Clone)]
-pub struct SharedInformerFactory {
-    client: Client,
-    clock: SharedClock,
-    defaults: InformerOptions,
-    informers: Rc<RefCell<HashMap<String, SharedIndexInformer>>>,
-    started: Rc<Cell<bool>>,
-}
-
-impl SharedInformerFactory {
-    /// A factory over `client`.
-    pub fn new(client: Client, defaults: InformerOptions) -> Self {
-        let clock = client.clock().clone();
-        SharedInformerFactory {
-            client,
-            clock,
-            defaults,
-            informers: Rc::default(),
-            started: Rc::default(),
+/// Resolves true when every check passes, false as soon as any informer in
+/// `informers` has stopped first (client-go's `WaitForCacheSync`, SI-18,
+/// event-driven instead of polling).
+pub async fn wait_for_cache_sync(informers: &[SharedIndexInformer]) -> bool {
+    for i in informers {
+        if !i.wait_for_sync().await {
+            return false;
         }
     }
-
-    /// The canonical identity of a scope (selectors in canonical form).
-    pub fn scope_key(scope: &ResourceScope) -> String {
-        let canon_l = scope
-            .label_selector
-            .as_deref()
-            .map(|s| {
-                super::selector::LabelSelector::parse(s)
-                    .map(|x| x.to_string())
-                    .unwrap_or_else(|_| s.to_owned())
-            })
-            .unwrap_or_default();
-        let canon_f = scope
-            .field_selector
-            .as_deref()
-            .map(|s| {
-                super::selector::FieldSelector::parse(s)
-                    .map(|x| x.to_string())
-                    .unwrap_or_else(|_| s.to_owned())
-            })
-            .unwrap_or_default();
-        format!(
-            "{}/{}/{}|{}|{}|{}",
-            scope.group,
-            scope.version,
-            scope.resource,
-            scope.namespace.as_deref().unwrap_or(""),
-            canon_l,
-            canon_f
-        )
-    }
-
-    /// The informer for `scope`, created (with `opts` or the defaults) on
-    /// first request. Started at once if the factory was started.
-    pub fn informer(
-        &self,
-        scope: ResourceScope,
-        opts: Option<InformerOptions>,
-    ) -> SharedIndexInformer {
-        let key = Self::scope_key(&scope);
-        if let Some(i) = self.informers.borrow().get(&key) {
-            return i.clone();
-        }
-        let lw = Rc::new(ResourceListWatch::new(self.client.clone(), scope));
-        let inf = SharedIndexInformer::new(
-            lw,
-            self.clock.clone(),
-            opts.unwrap_or_else(|| self.defaults.clone()),
-        );
-        self.informers.borrow_mut().insert(key, inf.clone());
-        if self.started.get() {
-            inf.start();
-        }
-        inf
-    }
-
-    /// Start every informer (and any created later).
-    pub fn start(&self) {
-        self.started.set(true);
-        for i in self.informers.borrow().values() {
-            i.start();
-        }
-    }
-
-    /// Resolves when every informer has synced.
-    pub async fn wait_for_sync(&self) {
-        let all: Vec<SharedIndexInformer> = self.informers.borrow().values().cloned().collect();
-        for i in all {
-            i.wait_for_sync().await;
-        }
-    }
-
-    /// Stop every informer.
-    pub fn shutdown(&self) {
-        for i in self.informers.borrow().values() {
-            i.stop();
-        }
-        self.informers.borrow_mut().clear();
-    }
-
-    /// Number of informers created.
-    pub fn len(&self) -> usize {
-        self.informers.borrow().len()
-    }
-
-    /// Whether no informer was created.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// Default resync check period helper (kept for API symmetry with client-go).
-pub fn resync_period(ms: f64) -> Option<Duration> {
-    (ms.is_finite() && ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+    true
 }

@@ -1,8 +1,16 @@
 //! Informer status: what a UI shows about a live cache, readable at any time
-//! and pushed to listeners when the phase or the last error changes.
+//! and pushed to subscribers when something a user would notice changes
+//! (phase, next retry time, list progress per page, the last error, sync).
+//!
+//! Per-event counters (events applied, last event time, objects cached) are
+//! updated quietly: notifying on each of 100,000 events per second would cost
+//! more than the events. Readers that want them live poll [`StatusCell::get`]
+//! (a UI does it once per frame) or wait on [`StatusCell::changed`].
 
 use std::cell::RefCell;
 use std::rc::Rc;
+
+use crate::rt::{Notified, Notify};
 
 /// What the reflector is doing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -10,11 +18,11 @@ pub enum Phase {
     /// Not started.
     #[default]
     Idle,
-    /// Listing (initial list or relist).
+    /// Listing (initial list, relist, or the initial phase of a watch-list).
     Listing,
     /// Watching for changes.
     Watching,
-    /// Waiting before the next attempt.
+    /// Waiting before the next attempt (see `next_retry_at_ms`).
     Backoff,
     /// Stopped for good.
     Stopped,
@@ -46,7 +54,7 @@ pub struct InformerStatus {
     pub list_total: Option<u64>,
     /// Relists after the initial list.
     pub relists: u64,
-    /// Watches re-opened after the first.
+    /// Watches re-opened without a relist.
     pub reconnects: u64,
     /// Wall-clock ms of the last watch event or bookmark.
     pub last_event_at_ms: Option<f64>,
@@ -56,16 +64,25 @@ pub struct InformerStatus {
     pub events_applied: u64,
     /// Objects in the store.
     pub cached: u64,
-    /// Whether the initial list reached the store and every handler.
+    /// Whether the initial list reached the store and every handler's queue.
     pub synced: bool,
+    /// The resourceVersion of the last list, event or bookmark.
+    pub resource_version: String,
+    /// Whether the reflector uses a streaming watch-list (false after a fallback).
+    pub watch_list: bool,
 }
 
 type StatusListener = Rc<dyn Fn(&InformerStatus)>;
 
-/// The status, its listeners, and the last listener id handed out.
-type Shared = (InformerStatus, Vec<(u64, StatusListener)>, u64);
+#[derive(Default)]
+struct Shared {
+    status: InformerStatus,
+    listeners: Vec<(u64, StatusListener)>,
+    last_id: u64,
+    changed: Notify,
+}
 
-/// Shared, observable status.
+/// Shared, observable status. Clones share one status.
 #[derive(Clone, Default)]
 pub struct StatusCell {
     inner: Rc<RefCell<Shared>>,
@@ -74,24 +91,35 @@ pub struct StatusCell {
 impl StatusCell {
     /// The current status.
     pub fn get(&self) -> InformerStatus {
-        self.inner.borrow().0.clone()
+        self.inner.borrow().status.clone()
+    }
+
+    /// Read one field without cloning the whole status.
+    pub fn with<R>(&self, f: impl FnOnce(&InformerStatus) -> R) -> R {
+        f(&self.inner.borrow().status)
     }
 
     /// Change counters without notifying (per-event bookkeeping).
     pub fn quiet(&self, f: impl FnOnce(&mut InformerStatus)) {
-        f(&mut self.inner.borrow_mut().0);
+        f(&mut self.inner.borrow_mut().status);
     }
 
-    /// Change the status and notify listeners.
+    /// Change the status and notify subscribers. A subscriber may read the
+    /// cell or (un)subscribe; the borrow is released before any is called.
     pub fn update(&self, f: impl FnOnce(&mut InformerStatus)) {
-        let (snapshot, listeners) = {
+        let (snapshot, listeners, changed) = {
             let mut i = self.inner.borrow_mut();
-            f(&mut i.0);
+            f(&mut i.status);
             (
-                i.0.clone(),
-                i.1.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>(),
+                i.status.clone(),
+                i.listeners
+                    .iter()
+                    .map(|(_, l)| l.clone())
+                    .collect::<Vec<_>>(),
+                i.changed.clone(),
             )
         };
+        changed.notify_waiters();
         for l in listeners {
             l(&snapshot);
         }
@@ -100,14 +128,51 @@ impl StatusCell {
     /// Listen for changes; returns an id for [`unsubscribe`](StatusCell::unsubscribe).
     pub fn subscribe(&self, l: impl Fn(&InformerStatus) + 'static) -> u64 {
         let mut i = self.inner.borrow_mut();
-        i.2 += 1;
-        let id = i.2;
-        i.1.push((id, Rc::new(l)));
+        i.last_id += 1;
+        let id = i.last_id;
+        i.listeners.push((id, Rc::new(l)));
         id
     }
 
-    /// Stop listening.
+    /// Stop listening. Unknown ids are ignored.
     pub fn unsubscribe(&self, id: u64) {
-        self.inner.borrow_mut().1.retain(|(i, _)| *i != id);
+        self.inner.borrow_mut().listeners.retain(|(i, _)| *i != id);
+    }
+
+    /// Resolves at the next notified change (for async consumers).
+    pub fn changed(&self) -> Notified {
+        self.inner.borrow().changed.notified()
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn status_update_notifies_quiet_does_not_and_unsubscribe_stops() {
+        let cell = StatusCell::default();
+        let seen = Rc::new(Cell::new(0u32));
+        let s = seen.clone();
+        let id = cell.subscribe(move |st| {
+            assert_eq!(st.phase, Phase::Listing);
+            s.set(s.get() + 1)
+        });
+        cell.quiet(|s| s.events_applied += 1);
+        assert_eq!(seen.get(), 0);
+        let changed = cell.changed();
+        cell.update(|s| s.phase = Phase::Listing);
+        assert_eq!(seen.get(), 1);
+        assert!(crate::rt::block_on(async {
+            changed.await;
+            true
+        }));
+        cell.unsubscribe(id);
+        cell.unsubscribe(id);
+        cell.update(|s| s.phase = Phase::Listing);
+        assert_eq!(seen.get(), 1);
+        assert_eq!(cell.with(|s| s.events_applied), 1);
+        assert_eq!(Phase::Backoff.as_str(), "backoff");
     }
 }

@@ -1,5 +1,4 @@
 mod fifo_tests;
-mod informer_tests;
 mod store_tests;
 
 use serde_json::json;

@@ -1,0 +1,872 @@
+//! Reflector behaviour (RL-01..24) with a scripted lister-watcher and a fake
+//! clock — client-go's `reflector_test.go` and `reflector_watchlist_test.go`
+//! ported as behaviour.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::watch_list::watch_list_resource_version;
+use super::*;
+use crate::cache::controller::{process_deltas, DeltaHandler};
+use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
+use crate::cache::list_watch::{Call, ScriptedListerWatcher};
+use crate::cache::store::Indexer;
+use crate::rest::{ObjectList, Status, StatusCause, StatusDetails};
+use crate::rt::{run_until_stalled, spawn_local, Clock, FakeClock, TaskHandle};
+
+pub(crate) fn obj(key: &str, rv: u64) -> KubeObject {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    let mut meta = json!({"name": name, "resourceVersion": rv.to_string()});
+    if !ns.is_empty() {
+        meta["namespace"] = json!(ns);
+    }
+    KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta})).unwrap()
+}
+
+fn bookmark(rv: u64, end: bool) -> WatchEvent {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    WatchEvent::Bookmark(KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta})).unwrap())
+}
+
+fn page(rv: &str, items: Vec<KubeObject>, cont: Option<&str>) -> ObjectList {
+    ObjectList {
+        api_version: "v1".into(),
+        kind: "PodList".into(),
+        resource_version: rv.into(),
+        continue_token: cont.map(str::to_owned),
+        remaining_item_count: None,
+        items,
+    }
+}
+
+pub(crate) fn api_err(code: u16, reason: &str) -> Error {
+    Error::from_status(Status {
+        status: "Failure".into(),
+        message: format!("{reason} ({code})"),
+        reason: reason.into(),
+        details: None,
+        code,
+    })
+}
+
+fn status_event(code: u16, reason: &str) -> WatchEvent {
+    WatchEvent::Error(Status {
+        status: "Failure".into(),
+        message: reason.into(),
+        reason: reason.into(),
+        details: None,
+        code,
+    })
+}
+
+struct Nop;
+impl DeltaHandler for Nop {
+    fn on_add(&self, _: &KubeObject, _: bool) {}
+    fn on_update(&self, _: &KubeObject, _: &KubeObject) {}
+    fn on_delete(&self, _: &crate::cache::DeltaObject) {}
+}
+
+struct Rig {
+    clock: FakeClock,
+    lw: ScriptedListerWatcher,
+    fifo: DeltaFifo,
+    indexer: Indexer,
+    reflector: Rc<Reflector>,
+    errors: Rc<RefCell<Vec<String>>>,
+    task: Option<TaskHandle>,
+}
+
+impl Rig {
+    fn new(opts: ReflectorOptions) -> Rig {
+        crate::rt::seed_thread_rng(11);
+        let clock = FakeClock::new();
+        let lw = ScriptedListerWatcher::new();
+        let indexer = Indexer::with_namespace_index();
+        let fifo = DeltaFifo::new(DeltaFifoOptions {
+            known_objects: Some(Rc::new(indexer.clone()) as Rc<dyn KnownObjects>),
+            emit_delta_type_replaced: true,
+            transformer: None,
+        });
+        let errors: Rc<RefCell<Vec<String>>> = Rc::default();
+        let e2 = errors.clone();
+        let reflector = Rc::new(
+            Reflector::new(
+                Rc::new(lw.clone()),
+                fifo.clone(),
+                clock.shared(),
+                StatusCell::default(),
+                opts,
+            )
+            .with_error_handler(Some(Rc::new(move |e: &Error| {
+                e2.borrow_mut().push(e.to_string())
+            }))),
+        );
+        Rig {
+            clock,
+            lw,
+            fifo,
+            indexer,
+            reflector,
+            errors,
+            task: None,
+        }
+    }
+
+    /// Fixed 1 s backoff steps without jitter: easy to step through.
+    fn opts() -> ReflectorOptions {
+        ReflectorOptions {
+            backoff: BackoffOptions {
+                initial: Duration::from_secs(1),
+                factor: 1.0,
+                cap: Duration::from_secs(1),
+                jitter: 0.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn start(&mut self) {
+        self.task = Some(spawn_local(self.reflector.clone().run()));
+        self.settle();
+    }
+
+    /// Run tasks and apply the queue to the store.
+    fn settle(&self) {
+        run_until_stalled();
+        while let Some(p) = self.fifo.try_pop() {
+            let _ = process_deltas(&self.indexer, &p, &Nop);
+            self.fifo.done(&p);
+        }
+        self.reflector.drained().notify_waiters();
+        run_until_stalled();
+    }
+
+    fn advance(&self, secs: f64) {
+        self.clock.advance(Duration::from_secs_f64(secs));
+        self.settle();
+    }
+
+    fn send(&self, ev: WatchEvent) {
+        assert!(self.lw.send(Ok(ev)), "a watch is open");
+        self.settle();
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.lw.described()
+    }
+
+    fn store(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .indexer
+            .list()
+            .iter()
+            .map(|o| format!("{}@{}", o.name(), o.resource_version()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn status(&self) -> crate::cache::InformerStatus {
+        self.reflector.status.get()
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+        run_until_stalled();
+    }
+}
+
+#[test]
+fn rl_01_watch_list_only_when_enabled_and_supported() {
+    let mut r = Rig::new(Rig::opts());
+    r.start();
+    assert_eq!(r.calls(), vec!["LIST rv=0 limit=500", "WATCH rv=1"]);
+
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts.clone());
+    r.start();
+    assert_eq!(r.calls(), vec!["WATCHLIST rv="]);
+
+    let mut r = Rig::new(opts);
+    r.lw.set_watch_list_unsupported();
+    r.start();
+    assert_eq!(r.calls(), vec!["LIST rv=0 limit=500", "WATCH rv=1"]);
+}
+
+#[test]
+fn rl_02_initial_list_replaces_then_watches_from_the_list_rv_with_bookmarks() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("1", vec![obj("ns/foo", 1)], None)));
+    r.start();
+    assert_eq!(r.store(), vec!["foo@1"]);
+    assert_eq!(r.reflector.last_sync_resource_version(), "1");
+    match &r.lw.calls()[..] {
+        [Call::List(l), Call::Watch(w)] => {
+            assert_eq!(l.resource_version.as_deref(), Some("0"));
+            assert_eq!(l.limit, Some(500));
+            assert_eq!(l.resource_version_match, None);
+            assert_eq!(w.resource_version.as_deref(), Some("1"));
+            assert!(w.allow_watch_bookmarks);
+            assert_eq!(w.send_initial_events, None);
+        }
+        other => panic!("unexpected calls {other:?}"),
+    }
+    assert_eq!(r.status().phase, Phase::Watching);
+}
+
+#[test]
+fn rl_03_relist_uses_the_last_rv_unpaginated() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("10", vec![], None)));
+    r.start();
+    r.send(status_event(410, "Expired"));
+    r.advance(1.0);
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "WATCH rv=10",
+            "LIST rv=10 limit=0",
+            "WATCH rv=1"
+        ]
+    );
+}
+
+#[test]
+fn rl_04_explicit_page_size_always_paginates() {
+    let mut opts = Rig::opts();
+    opts.page_size = Some(4);
+    let mut r = Rig::new(opts);
+    let items: Vec<KubeObject> = (0..10).map(|i| obj(&format!("ns/p{i}"), i + 1)).collect();
+    r.lw.push_list(Ok(page("20", items[0..4].to_vec(), Some("C1"))));
+    r.lw.push_list(Ok(page("20", items[4..8].to_vec(), Some("C2"))));
+    r.lw.push_list(Ok(page("20", items[8..].to_vec(), None)));
+    r.start();
+    assert_eq!(r.indexer.len(), 10);
+    let conts: Vec<Option<String>> =
+        r.lw.calls()
+            .iter()
+            .filter_map(|c| match c {
+                Call::List(l) => Some(l.continue_token.clone()),
+                Call::Watch(_) => None,
+            })
+            .collect();
+    assert_eq!(conts, vec![None, Some("C1".into()), Some("C2".into())]);
+    // PG-03: later pages carry no RV.
+    assert_eq!(
+        r.calls()[..3],
+        [
+            "LIST rv=0 limit=4",
+            "LIST rv= limit=4 continue",
+            "LIST rv= limit=4 continue"
+        ]
+    );
+}
+
+#[test]
+fn rl_04_a_paginated_rv0_list_makes_relists_paginate() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("5", vec![obj("ns/a", 1)], Some("C1"))));
+    r.lw.push_list(Ok(page("5", vec![obj("ns/b", 2)], None)));
+    r.start();
+    r.send(status_event(410, "Gone"));
+    r.advance(1.0);
+    assert_eq!(r.calls()[3], "LIST rv=5 limit=500");
+}
+
+#[test]
+fn rl_05_expired_or_too_large_list_retries_at_once_with_empty_rv() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("10", vec![], None)));
+    r.start();
+    // The watch ends with 410; the relist at RV 10 is expired too.
+    r.lw.push_list(Err(api_err(410, "Expired")));
+    r.lw.push_list(Ok(page("11", vec![], None)));
+    r.send(status_event(410, "Expired"));
+    r.advance(1.0);
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "WATCH rv=10",
+            "LIST rv=10 limit=0",
+            "LIST rv= limit=500",
+            "WATCH rv=11"
+        ]
+    );
+    assert!(!r.reflector.is_last_sync_resource_version_unavailable());
+    assert!(
+        r.errors.borrow().is_empty(),
+        "no handler call: {:?}",
+        r.errors
+    );
+
+    let mut r = Rig::new(Rig::opts());
+    let mut too_large = api_err(504, "Timeout");
+    if let Error::Api(a) = &mut too_large {
+        a.message = "Too large resource version: 30, current: 20".into();
+    }
+    r.lw.push_list(Err(too_large));
+    r.start();
+    assert_eq!(
+        r.calls()[..2],
+        ["LIST rv=0 limit=500", "LIST rv= limit=500"]
+    );
+}
+
+#[test]
+fn rl_06_too_large_resource_version_recognition() {
+    let cause = Error::from_status(Status {
+        code: 504,
+        reason: "Timeout".into(),
+        details: Some(StatusDetails {
+            causes: vec![StatusCause {
+                reason: "ResourceVersionTooLarge".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    assert!(is_too_large_resource_version(&cause));
+    let by_cause_message = Error::from_status(Status {
+        code: 504,
+        reason: "Timeout".into(),
+        details: Some(StatusDetails {
+            causes: vec![StatusCause {
+                message: "Too large resource version".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    assert!(is_too_large_resource_version(&by_cause_message));
+    let by_message = Error::from_status(Status {
+        code: 504,
+        message: "Timeout: Too large resource version: 9, current: 3".into(),
+        ..Default::default()
+    });
+    assert!(is_too_large_resource_version(&by_message));
+    assert!(!is_too_large_resource_version(&api_err(504, "Timeout")));
+    assert!(!is_too_large_resource_version(&Error::network("x")));
+}
+
+#[test]
+fn rl_07_expired_continue_token_falls_back_to_one_full_list_at_the_original_rv() {
+    let mut opts = Rig::opts();
+    opts.page_size = Some(4);
+    let mut r = Rig::new(opts);
+    r.lw.push_list(Ok(page("10", vec![], None)));
+    r.start();
+    r.send(status_event(410, "Expired"));
+    let items: Vec<KubeObject> = (0..8).map(|i| obj(&format!("ns/p{i}"), i + 1)).collect();
+    r.lw.push_list(Ok(page("10", items[..4].to_vec(), Some("C1"))));
+    r.lw.push_list(Err(api_err(410, "Expired")));
+    r.lw.push_list(Ok(page("10", items.clone(), None)));
+    r.advance(1.0);
+    assert_eq!(
+        r.calls()[2..],
+        [
+            "LIST rv=10 limit=4",
+            "LIST rv= limit=4 continue",
+            "LIST rv=10 limit=0",
+            "WATCH rv=10"
+        ]
+    );
+    assert_eq!(r.indexer.len(), 8);
+}
+
+#[test]
+fn rl_08_watch_timeout_is_random_in_min_to_twice_min() {
+    for (min, lo, hi) in [(1u64, 300u32, 600u32), (300, 300, 600), (1800, 1800, 3600)] {
+        let mut opts = Rig::opts();
+        opts.min_watch_timeout = Duration::from_secs(min);
+        let r = Rig::new(opts);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            let t = r.reflector.watch_timeout();
+            assert!(t >= lo && t < hi, "{t} not in [{lo},{hi})");
+            seen.insert(t);
+        }
+        assert!(seen.len() > 10, "random, not fixed");
+    }
+}
+
+#[test]
+fn rl_09_events_are_applied_and_foreign_kinds_skipped_without_moving_the_rv() {
+    let mut opts = Rig::opts();
+    opts.expected_kind = Some("Pod".into());
+    let mut r = Rig::new(opts);
+    r.lw.push_list(Ok(page(
+        "10",
+        vec![obj("ns/foo", 1), obj("ns/bar", 2)],
+        None,
+    )));
+    r.start();
+    let svc = KubeObject::from_value(
+        &json!({"kind": "Service", "metadata": {"name": "rejected", "namespace": "ns", "resourceVersion": "99"}}),
+    )
+    .unwrap();
+    r.send(WatchEvent::Added(svc));
+    assert_eq!(r.reflector.last_sync_resource_version(), "10");
+    r.send(WatchEvent::Deleted(obj("ns/foo", 50)));
+    r.send(WatchEvent::Modified(obj("ns/bar", 55)));
+    r.send(WatchEvent::Added(obj("ns/baz", 32)));
+    assert_eq!(r.store(), vec!["bar@55", "baz@32"]);
+    // RL-10: last event wins, not the maximum.
+    assert_eq!(r.reflector.last_sync_resource_version(), "32");
+    assert_eq!(r.status().events_applied, 3);
+}
+
+#[test]
+fn rl_10_bookmarks_move_the_rv_and_watch_from_zero_tracks_after_first_non_added() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("10", vec![], None)));
+    r.start();
+    for ev in [
+        WatchEvent::Added(obj("ns/a", 10)),
+        WatchEvent::Modified(obj("ns/a", 20)),
+        bookmark(30, false),
+        WatchEvent::Deleted(obj("ns/a", 40)),
+    ] {
+        let want = ev.object().unwrap().resource_version().to_owned();
+        r.send(ev);
+        assert_eq!(r.reflector.last_sync_resource_version(), want);
+    }
+    assert!(r.store().is_empty(), "bookmarks write no object");
+
+    // A stream that started at "0": ADDEDs are not RV-ordered.
+    let r = Rig::new(Rig::opts());
+    r.reflector.set_last_rv("5");
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    for ev in [
+        WatchEvent::Added(obj("ns/a", 9)),
+        WatchEvent::Added(obj("ns/b", 3)),
+    ] {
+        tx.unbounded_send(Ok(ev)).unwrap();
+    }
+    drop(tx);
+    let refl = r.reflector.clone();
+    crate::rt::block_on(async move {
+        refl.consume(rx.boxed_local(), false).await;
+    });
+    assert_eq!(r.reflector.last_sync_resource_version(), "5");
+}
+
+#[test]
+fn rl_11_normal_close_rewatches_at_once_from_the_last_rv() {
+    let mut r = Rig::new(Rig::opts());
+    r.start();
+    r.clock.advance(Duration::from_secs(2));
+    r.send(WatchEvent::Added(obj("ns/p3", 3)));
+    r.lw.close_watch();
+    r.settle();
+    assert_eq!(
+        r.calls(),
+        vec!["LIST rv=0 limit=500", "WATCH rv=1", "WATCH rv=3"]
+    );
+    assert_eq!(r.status().reconnects, 1);
+    // A connection dropped mid-stream after an event is a close too.
+    r.send(WatchEvent::Modified(obj("ns/p3", 4)));
+    r.lw.send(Err(Error::network("reset")));
+    r.settle();
+    assert_eq!(r.calls().last().unwrap(), "WATCH rv=4");
+    // The idle watchdog's timeout likewise, once the watch has lasted ≥ 1 s.
+    r.clock.advance(Duration::from_secs(2));
+    r.lw.send(Err(Error::timeout("no bytes for 90 s")));
+    r.settle();
+    assert_eq!(r.calls().last().unwrap(), "WATCH rv=4");
+    assert_eq!(r.calls().len(), 5);
+    assert!(r.errors.borrow().is_empty());
+}
+
+#[test]
+fn rl_12_very_short_watch_backs_off_then_relists() {
+    let mut r = Rig::new(Rig::opts());
+    r.start();
+    r.lw.close_watch();
+    r.settle();
+    assert_eq!(r.calls().len(), 2, "no immediate re-watch");
+    assert_eq!(r.status().phase, Phase::Backoff);
+    assert!(r.status().next_retry_at_ms.is_some());
+    r.advance(1.0);
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "WATCH rv=1",
+            "LIST rv=1 limit=0",
+            "WATCH rv=1"
+        ]
+    );
+    assert_eq!(r.status().relists, 1);
+}
+
+#[test]
+fn rl_13_gone_during_watch_relists_after_backoff_and_keeps_the_rest() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("3", vec![obj("ns/keep", 1)], None)));
+    r.start();
+    r.send(WatchEvent::Added(obj("ns/foo", 4)));
+    r.send(status_event(500, "StoreReadError"));
+    // Generic error: backoff, then relist at the last RV.
+    r.lw.push_list(Ok(page("5", vec![obj("ns/keep", 1)], None)));
+    r.advance(1.0);
+    assert_eq!(r.calls()[2], "LIST rv=4 limit=0");
+    assert_eq!(r.store(), vec!["keep@1"]);
+    assert_eq!(r.reflector.last_sync_resource_version(), "5");
+    assert!(
+        r.errors.borrow().is_empty(),
+        "watch errors do not reach the handler"
+    );
+    assert!(r.status().last_error.is_some());
+}
+
+#[test]
+fn rl_13_too_many_requests_during_a_watch_rewatches_without_relist() {
+    let mut r = Rig::new(Rig::opts());
+    r.start();
+    r.send(status_event(429, "TooManyRequests"));
+    assert_eq!(r.calls().len(), 2);
+    r.advance(1.0);
+    r.send(status_event(429, "TooManyRequests"));
+    r.advance(1.0);
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "WATCH rv=1",
+            "WATCH rv=1",
+            "WATCH rv=1"
+        ]
+    );
+}
+
+#[test]
+fn rl_14_429_opening_a_watch_waits_one_step_and_never_relists() {
+    let mut r = Rig::new(Rig::opts());
+    for _ in 0..4 {
+        r.lw.push_watch_error(api_err(429, "TooManyRequests"));
+    }
+    r.start();
+    for _ in 0..4 {
+        r.advance(1.0);
+    }
+    let calls = r.calls();
+    assert_eq!(calls.iter().filter(|c| c.starts_with("LIST")).count(), 1);
+    assert_eq!(calls.iter().filter(|c| c.starts_with("WATCH")).count(), 5);
+    assert_eq!(r.lw.open_watches(), 1);
+    assert!(r.errors.borrow().is_empty());
+}
+
+#[test]
+fn rl_14_network_error_opening_a_watch_retries_but_other_errors_relist_via_the_handler() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_watch_error(Error::network("connection refused"));
+    r.lw.push_watch_error(api_err(410, "Gone"));
+    r.start();
+    r.advance(1.0);
+    assert_eq!(
+        r.errors.borrow().len(),
+        1,
+        "410 opening a watch reaches the handler"
+    );
+    r.advance(1.0);
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "WATCH rv=1",
+            "WATCH rv=1",
+            "LIST rv=1 limit=0",
+            "WATCH rv=1"
+        ]
+    );
+}
+
+#[test]
+fn rl_15_internal_error_window() {
+    let clock = FakeClock::new();
+    let mut w = RetryWindow::new(Duration::from_secs(30));
+    let mut n = 0;
+    while w.should_retry(clock.now()) {
+        n += 1;
+        clock.advance(Duration::from_secs(1));
+    }
+    assert_eq!(n, 31);
+    // A minute without internal errors starts a new window.
+    let mut w = RetryWindow::new(Duration::from_secs(30));
+    let mut n = 0;
+    for i in 0.. {
+        if i == 10 {
+            clock.advance(Duration::from_secs(60));
+        }
+        if !w.should_retry(clock.now()) {
+            break;
+        }
+        n += 1;
+        clock.advance(Duration::from_secs(1));
+    }
+    assert_eq!(n, 10 + 31);
+    assert!(!RetryWindow::new(Duration::ZERO).should_retry(clock.now()));
+
+    // In the reflector: with a window, a 500 re-watches without relisting.
+    let mut opts = Rig::opts();
+    opts.max_internal_error_retry = Duration::from_secs(30);
+    let mut r = Rig::new(opts);
+    r.start();
+    r.send(status_event(500, "InternalError"));
+    assert_eq!(
+        r.calls(),
+        vec!["LIST rv=0 limit=500", "WATCH rv=1", "WATCH rv=1"]
+    );
+}
+
+#[test]
+fn rl_17_list_failures_reach_the_handler_and_retry_after_backoff() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Err(api_err(403, "Forbidden")));
+    r.start();
+    assert_eq!(r.errors.borrow().len(), 1);
+    assert!(r.errors.borrow()[0].contains("Forbidden"));
+    assert_eq!(r.status().phase, Phase::Backoff);
+    r.advance(0.5);
+    assert_eq!(r.calls().len(), 1, "waits the backoff step");
+    r.advance(0.5);
+    assert_eq!(
+        r.calls(),
+        vec!["LIST rv=0 limit=500", "LIST rv=0 limit=500", "WATCH rv=1"]
+    );
+}
+
+#[test]
+fn rl_18_resync_timer_runs_while_watching_and_asks_first() {
+    let mut opts = Rig::opts();
+    opts.resync_period = Some(Duration::from_secs(10));
+    let mut r = Rig::new(opts);
+    let asked = Rc::new(RefCell::new(0));
+    let a = asked.clone();
+    let refl = Rc::get_mut(&mut r.reflector).unwrap();
+    refl.should_resync = Some(Rc::new(move || {
+        *a.borrow_mut() += 1;
+        *a.borrow() % 2 == 0
+    }));
+    r.lw.push_list(Ok(page("1", vec![obj("ns/a", 1)], None)));
+    r.start();
+    r.advance(10.0);
+    assert_eq!(*asked.borrow(), 1);
+    assert!(r.fifo.is_empty(), "first ask said no");
+    r.clock.advance(Duration::from_secs(10));
+    run_until_stalled();
+    assert_eq!(*asked.borrow(), 2);
+    assert_eq!(r.fifo.len(), 1, "second ask said yes: a Sync is queued");
+    r.settle();
+    // Not while backing off.
+    r.send(status_event(410, "Gone"));
+    r.clock.advance(Duration::from_millis(999));
+    run_until_stalled();
+    assert_eq!(*asked.borrow(), 2);
+}
+
+#[test]
+fn rl_19_stop_before_start_issues_nothing_and_stop_during_watch_drops_it() {
+    let r = Rig::new(Rig::opts());
+    let t = spawn_local(r.reflector.clone().run());
+    t.abort();
+    run_until_stalled();
+    assert!(r.calls().is_empty());
+
+    let mut r = Rig::new(Rig::opts());
+    r.start();
+    assert_eq!(r.lw.open_watches(), 1);
+    r.task.take().unwrap().abort();
+    run_until_stalled();
+    assert_eq!(r.lw.open_watches(), 0);
+    assert_eq!(r.clock.pending_timers(), 0);
+}
+
+#[test]
+fn rl_20_21_watch_list_fills_a_temporary_store_then_continues_the_same_stream() {
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts);
+    r.start();
+    match &r.lw.calls()[..] {
+        [Call::Watch(w)] => {
+            assert_eq!(w.send_initial_events, Some(true));
+            assert!(w.allow_watch_bookmarks);
+            assert_eq!(w.resource_version_match.as_deref(), Some("NotOlderThan"));
+            assert_eq!(w.resource_version, None);
+            assert!(w.timeout_seconds.is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+    for ev in [
+        WatchEvent::Added(obj("ns/p1", 1)),
+        WatchEvent::Added(obj("ns/p2", 2)),
+        WatchEvent::Modified(obj("ns/p1", 3)),
+        WatchEvent::Added(obj("ns/p3", 4)),
+        WatchEvent::Deleted(obj("ns/p3", 5)),
+        bookmark(5, false),
+    ] {
+        r.send(ev);
+    }
+    assert!(
+        r.store().is_empty(),
+        "nothing reaches the queue before the end bookmark"
+    );
+    assert_eq!(r.status().listed, 2);
+    r.send(bookmark(6, true));
+    assert_eq!(r.store(), vec!["p1@3", "p2@2"]);
+    assert_eq!(r.reflector.last_sync_resource_version(), "6");
+    r.send(WatchEvent::Modified(obj("ns/p2", 7)));
+    assert_eq!(r.store(), vec!["p1@3", "p2@7"]);
+    assert_eq!(r.calls().len(), 1, "one request for list and watch");
+    assert!(r.status().watch_list);
+}
+
+#[test]
+fn rl_21_an_end_bookmark_annotated_false_does_not_count() {
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts);
+    r.start();
+    r.send(WatchEvent::Added(obj("ns/p1", 1)));
+    let fake_end = KubeObject::from_value(&json!({"metadata": {"resourceVersion": "2",
+        "annotations": {"k8s.io/initial-events-end": "false"}}}))
+    .unwrap();
+    r.send(WatchEvent::Bookmark(fake_end));
+    assert!(r.store().is_empty());
+}
+
+#[test]
+fn rl_22_watch_list_rv_comes_only_from_non_added_events() {
+    assert_eq!(watch_list_resource_version(&[]), "");
+    assert_eq!(
+        watch_list_resource_version(&[WatchEvent::Added(obj("p1", 1))]),
+        ""
+    );
+    assert_eq!(
+        watch_list_resource_version(&[WatchEvent::Added(obj("p1", 1)), bookmark(2, true)]),
+        "2"
+    );
+}
+
+#[test]
+fn rl_23_watch_list_rejection_falls_back_to_list_and_watch_for_good() {
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts);
+    r.lw.push_watch_error(api_err(400, "BadRequest"));
+    r.start();
+    assert_eq!(
+        r.calls(),
+        vec!["WATCHLIST rv=", "LIST rv=0 limit=500", "WATCH rv=1"]
+    );
+    assert!(!r.status().watch_list);
+    r.send(status_event(410, "Gone"));
+    r.advance(1.0);
+    assert_eq!(r.calls()[3], "LIST rv=1 limit=0", "no second watch-list");
+}
+
+#[test]
+fn rl_23_watch_list_retries_429_and_restarts_after_an_early_close() {
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts);
+    r.lw.push_watch_error(api_err(429, "TooManyRequests"));
+    r.lw.push_watch_error(api_err(429, "TooManyRequests"));
+    r.start();
+    r.advance(1.0);
+    r.advance(1.0);
+    assert_eq!(r.calls(), vec!["WATCHLIST rv="; 3]);
+    // Closed after an event but before the end bookmark: a fresh attempt.
+    r.send(WatchEvent::Added(obj("ns/gone", 1)));
+    r.lw.close_watch();
+    r.settle();
+    assert_eq!(r.calls().len(), 4);
+    r.send(WatchEvent::Added(obj("ns/p1", 2)));
+    r.send(bookmark(2, true));
+    assert_eq!(
+        r.store(),
+        vec!["p1@2"],
+        "the first attempt's objects are gone"
+    );
+    // 410 during a watch-list: retry with RV "".
+}
+
+#[test]
+fn rl_23_very_short_watch_list_falls_back_within_the_cycle() {
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts);
+    r.start();
+    r.lw.close_watch();
+    r.settle();
+    assert_eq!(
+        r.calls(),
+        vec!["WATCHLIST rv=", "LIST rv=0 limit=500", "WATCH rv=1"]
+    );
+}
+
+#[test]
+fn rl_24_a_table_list_is_rejected() {
+    let mut r = Rig::new(Rig::opts());
+    let mut t = page("1", vec![], None);
+    t.kind = "Table".into();
+    r.lw.push_list(Ok(t));
+    r.start();
+    assert_eq!(r.errors.borrow().len(), 1);
+    assert!(r.errors.borrow()[0].contains("Table"));
+}
+
+#[test]
+fn list_progress_reports_remaining_item_count_totals() {
+    let mut r = Rig::new(Rig::opts());
+    type Progress = Rc<RefCell<Vec<(u64, Option<u64>)>>>;
+    let seen: Progress = Rc::default();
+    let s = seen.clone();
+    r.reflector
+        .status
+        .subscribe(move |st| s.borrow_mut().push((st.listed, st.list_total)));
+    let mut p1 = page("9", vec![obj("ns/a", 1), obj("ns/b", 2)], Some("C"));
+    p1.remaining_item_count = Some(1);
+    r.lw.push_list(Ok(p1));
+    r.lw.push_list(Ok(page("9", vec![obj("ns/c", 3)], None)));
+    r.start();
+    assert!(seen.borrow().contains(&(2, Some(3))));
+    assert!(seen.borrow().contains(&(3, None)));
+    assert_eq!(r.status().listed, 3);
+}
+
+#[test]
+fn back_pressure_stops_reading_the_watch_until_the_queue_drains() {
+    let mut opts = Rig::opts();
+    opts.max_queued = 3;
+    let mut r = Rig::new(opts);
+    r.start();
+    for i in 0..10 {
+        r.lw.send(Ok(WatchEvent::Added(obj(&format!("ns/p{i}"), i + 2))));
+    }
+    run_until_stalled();
+    assert_eq!(r.fifo.len(), 3, "stopped pulling at the limit");
+    assert_eq!(r.status().events_applied, 3);
+    // Drain and signal, repeatedly: everything arrives.
+    for _ in 0..5 {
+        r.settle();
+    }
+    assert_eq!(r.indexer.len(), 10);
+}

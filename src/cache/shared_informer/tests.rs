@@ -1,0 +1,641 @@
+//! SharedIndexInformer behaviour (SI, CT end to end) on a scripted
+//! lister-watcher and a fake clock — client-go's `shared_informer_test.go`,
+//! `controller_test.go` and `processor_listener_test.go` ported as behaviour.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::cache::list_watch::ScriptedListerWatcher;
+use crate::cache::reflector::BackoffOptions;
+use crate::rest::{Error, ObjectList, Status, WatchEvent};
+use crate::rt::{block_on, run_until_stalled, FakeClock};
+
+fn obj(key: &str, rv: u64) -> KubeObject {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    let mut meta = json!({"name": name, "resourceVersion": rv.to_string(),
+        "managedFields": [{"manager": "kubectl"}], "labels": {"app": name}});
+    if !ns.is_empty() {
+        meta["namespace"] = json!(ns);
+    }
+    KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta, "spec": {"x": 1}})).unwrap()
+}
+
+fn page(rv: &str, items: Vec<KubeObject>) -> ObjectList {
+    ObjectList {
+        api_version: "v1".into(),
+        kind: "PodList".into(),
+        resource_version: rv.into(),
+        continue_token: None,
+        remaining_item_count: None,
+        items,
+    }
+}
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn recorder(log: Log) -> Handler {
+    Rc::new(move |n: Notification| {
+        let s = match n {
+            Notification::Add(o, initial) => format!(
+                "add {}@{}{}",
+                o.name(),
+                o.resource_version(),
+                if initial { " initial" } else { "" }
+            ),
+            Notification::Update(old, new) => format!(
+                "update {}@{}->{}",
+                new.name(),
+                old.resource_version(),
+                new.resource_version()
+            ),
+            Notification::Delete(d) => format!("delete {}", d.key().unwrap_or_default()),
+        };
+        log.borrow_mut().push(s);
+        None
+    })
+}
+
+struct Rig {
+    clock: FakeClock,
+    lw: ScriptedListerWatcher,
+    inf: SharedIndexInformer,
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        self.inf.stop();
+        run_until_stalled();
+    }
+}
+
+fn opts() -> InformerOptions {
+    InformerOptions {
+        reflector: ReflectorOptions {
+            backoff: BackoffOptions {
+                initial: Duration::from_secs(1),
+                factor: 1.0,
+                cap: Duration::from_secs(1),
+                jitter: 0.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn rig_with(lists: Vec<ObjectList>, o: InformerOptions) -> Rig {
+    crate::rt::seed_thread_rng(5);
+    let clock = FakeClock::new();
+    let lw = ScriptedListerWatcher::new();
+    for l in lists {
+        lw.push_list(Ok(l));
+    }
+    let inf = SharedIndexInformer::new(Rc::new(lw.clone()), clock.shared(), o);
+    Rig { clock, lw, inf }
+}
+
+fn rig(lists: Vec<ObjectList>) -> Rig {
+    rig_with(lists, opts())
+}
+
+impl Rig {
+    fn send(&self, ev: WatchEvent) {
+        assert!(self.lw.send(Ok(ev)));
+        run_until_stalled();
+    }
+    fn state(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        self.inf.indexer().for_each(|k, o| {
+            m.insert(k.to_owned(), o.resource_version().to_owned());
+        });
+        m
+    }
+}
+
+fn gone() -> WatchEvent {
+    WatchEvent::Error(Status {
+        code: 410,
+        reason: "Gone".into(),
+        ..Default::default()
+    })
+}
+
+#[test]
+fn si_01_02_handlers_before_start_get_initial_adds_then_live_events_and_indexers_work() {
+    let r = rig(vec![page("2", vec![obj("ns/pod1", 1), obj("ns/pod2", 2)])]);
+    let log: Log = Rc::default();
+    let reg = r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    assert!(!reg.has_synced());
+    let by_app: crate::cache::IndexFunc = Rc::new(|o: &KubeObject| {
+        Ok(o.meta()
+            .labels()
+            .get("app")
+            .map(|v| vec![v.to_owned()])
+            .unwrap_or_default())
+    });
+    r.inf
+        .add_indexers([("app".to_owned(), by_app)].into_iter().collect())
+        .unwrap();
+    r.inf.start();
+    run_until_stalled();
+    assert!(r.inf.has_synced() && reg.has_synced());
+    r.send(WatchEvent::Added(obj("ns/pod3", 3)));
+    assert_eq!(
+        *log.borrow(),
+        vec!["add pod1@1 initial", "add pod2@2 initial", "add pod3@3"]
+    );
+    assert_eq!(r.inf.indexer().by_index("app", "pod3").unwrap().len(), 1);
+    // After start: existing objects are indexed at once.
+    let by_ns_name: crate::cache::IndexFunc =
+        Rc::new(|o: &KubeObject| Ok(vec![o.name().to_owned()]));
+    r.inf
+        .add_indexers([("name".to_owned(), by_ns_name)].into_iter().collect())
+        .unwrap();
+    assert_eq!(r.inf.indexer().by_index("name", "pod1").unwrap().len(), 1);
+    assert_eq!(r.inf.last_sync_resource_version(), "3");
+}
+
+#[test]
+fn si_03_04_late_handler_gets_the_cache_first_atomically_and_its_own_sync() {
+    let r = rig(vec![page("1", vec![obj("ns/pod1", 1)])]);
+    let l1: Log = Rc::default();
+    r.inf.add_event_handler(recorder(l1.clone())).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    // Queue an event, register, then let it through: no miss, no duplicate.
+    assert!(r.lw.send(Ok(WatchEvent::Added(obj("ns/pod2", 2)))));
+    let l2: Log = Rc::default();
+    let reg2 = r.inf.add_event_handler(recorder(l2.clone())).unwrap();
+    assert!(!reg2.has_synced(), "false until its replay is delivered");
+    run_until_stalled();
+    assert!(reg2.has_synced());
+    assert_eq!(*l2.borrow(), vec!["add pod1@1 initial", "add pod2@2"]);
+    assert_eq!(*l1.borrow(), vec!["add pod1@1 initial", "add pod2@2"]);
+}
+
+#[test]
+fn si_04_registration_syncs_only_after_its_async_handler_returned() {
+    let r = rig(vec![page("1", vec![obj("ns/pod1", 1)])]);
+    let gate = crate::rt::Notify::new();
+    let g = gate.clone();
+    let slow: Handler = Rc::new(move |_| {
+        let w = g.notified();
+        Some(Box::pin(w))
+    });
+    let reg = r.inf.add_event_handler(slow).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    assert!(
+        r.inf.has_synced(),
+        "the informer does not wait for handlers (SI-05)"
+    );
+    assert!(!reg.has_synced());
+    gate.notify_waiters();
+    run_until_stalled();
+    assert!(reg.has_synced());
+}
+
+#[test]
+fn si_05_has_synced_survives_relists() {
+    let r = rig(vec![page("1", vec![obj("ns/a", 1)])]);
+    r.inf.start();
+    run_until_stalled();
+    assert!(r.inf.has_synced());
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert!(r.inf.has_synced());
+    assert_eq!(r.inf.status_snapshot().relists, 1);
+}
+
+#[test]
+fn si_06_a_slow_async_handler_does_not_delay_the_others_or_the_cache() {
+    let r = rig(vec![page("1", vec![])]);
+    let gate = crate::rt::Notify::new();
+    let g = gate.clone();
+    let slow_seen = Rc::new(Cell::new(0));
+    let s = slow_seen.clone();
+    let slow: Handler = Rc::new(move |_| {
+        s.set(s.get() + 1);
+        let w = g.notified();
+        Some(Box::pin(w))
+    });
+    let fast: Log = Rc::default();
+    let slow_reg = r.inf.add_event_handler(slow).unwrap();
+    r.inf.add_event_handler(recorder(fast.clone())).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    for i in 0..5 {
+        r.send(WatchEvent::Added(obj(&format!("ns/p{i}"), i + 2)));
+    }
+    assert_eq!(fast.borrow().len(), 5);
+    assert_eq!(r.inf.indexer().len(), 5);
+    assert_eq!(slow_seen.get(), 1, "one at a time");
+    assert_eq!(slow_reg.pending(), 4);
+    for _ in 0..4 {
+        gate.notify_waiters();
+        run_until_stalled();
+    }
+    assert_eq!(slow_seen.get(), 5, "in order, eventually");
+}
+
+#[test]
+fn si_07_resync_check_period_rules() {
+    let mut o = opts();
+    o.reflector.resync_period = Some(Duration::from_secs(12 * 3600));
+    let r = rig_with(vec![], o);
+    let h: Handler = Rc::new(|_| None);
+    let periods: Vec<Duration> = [0u64, 60, 55, 5]
+        .iter()
+        .map(|s| {
+            r.inf
+                .add_event_handler_with_resync(h.clone(), Duration::from_secs(*s))
+                .unwrap()
+        })
+        .map(|reg| reg.resync_period())
+        .collect();
+    assert_eq!(
+        periods,
+        [0, 60, 55, 5].map(Duration::from_secs).to_vec(),
+        "each lowered the check period before start"
+    );
+    // Below the minimum → 1 s; after start, shorter than the check period → raised.
+    let tiny = r
+        .inf
+        .add_event_handler_with_resync(h.clone(), Duration::from_millis(10))
+        .unwrap();
+    assert_eq!(tiny.resync_period(), Duration::from_secs(1));
+    r.inf.start();
+    let late = r
+        .inf
+        .add_event_handler_with_resync(h.clone(), Duration::from_millis(500))
+        .unwrap();
+    assert_eq!(late.resync_period(), Duration::from_secs(1));
+    // An informer created without resync never resyncs anyone.
+    let r0 = rig(vec![]);
+    let reg = r0
+        .inf
+        .add_event_handler_with_resync(h, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(reg.resync_period(), Duration::ZERO);
+}
+
+#[test]
+fn si_08_09_per_handler_resync_reaches_only_due_handlers() {
+    let mut o = opts();
+    o.reflector.resync_period = Some(Duration::from_secs(1));
+    let r = rig_with(
+        vec![page("2", vec![obj("ns/pod1", 1), obj("ns/pod2", 2)])],
+        o,
+    );
+    let logs: Vec<Log> = (0..3).map(|_| Rc::default()).collect();
+    for (l, p) in logs.iter().zip([0u64, 2, 3]) {
+        r.inf
+            .add_event_handler_with_resync(recorder(l.clone()), Duration::from_secs(p))
+            .unwrap();
+    }
+    r.inf.start();
+    run_until_stalled();
+    for l in &logs {
+        l.borrow_mut().clear();
+    }
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert!(
+        logs.iter().all(|l| l.borrow().is_empty()),
+        "nobody due at 1 s"
+    );
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    let mut got = logs[1].borrow().clone();
+    got.sort();
+    assert_eq!(got, vec!["update pod1@1->1", "update pod2@2->2"]);
+    assert!(logs[0].borrow().is_empty() && logs[2].borrow().is_empty());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(logs[2].borrow().len(), 2);
+    assert_eq!(logs[1].borrow().len(), 2);
+}
+
+#[test]
+fn si_09_ct_08_watch_disruption_relist_delivers_changes_and_new_objects_as_not_initial() {
+    let r = rig(vec![
+        page("2", vec![obj("ns/pod1", 1), obj("ns/pod2", 2)]),
+        page(
+            "4",
+            vec![obj("ns/pod1", 1), obj("ns/pod2", 4), obj("ns/pod3", 3)],
+        ),
+    ]);
+    let log: Log = Rc::default();
+    r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    log.borrow_mut().clear();
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    let mut got = log.borrow().clone();
+    got.sort();
+    // Listeners start "syncing", so the unchanged pod1 arrives too (SI-09).
+    assert_eq!(
+        got,
+        vec!["add pod3@3", "update pod1@1->1", "update pod2@2->4"]
+    );
+}
+
+#[test]
+fn si_11_13_remove_is_idempotent_and_double_registration_is_independent() {
+    let r = rig(vec![page("1", vec![])]);
+    let log: Log = Rc::default();
+    let h = recorder(log.clone());
+    let a = r.inf.add_event_handler(h.clone()).unwrap();
+    let _b = r.inf.add_event_handler(h).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Added(obj("ns/x", 2)));
+    assert_eq!(log.borrow().len(), 2);
+    r.inf.remove_event_handler(&a);
+    a.remove();
+    assert_eq!(r.inf.handler_count(), 1);
+    r.send(WatchEvent::Added(obj("ns/y", 3)));
+    assert_eq!(log.borrow().len(), 3);
+    r.inf.stop();
+    a.remove();
+}
+
+#[test]
+fn si_12_shut_down_waits_for_the_pump() {
+    let r = rig(vec![page("1", vec![obj("ns/a", 1)])]);
+    let log: Log = Rc::default();
+    let reg = r.inf.add_event_handler(recorder(log)).unwrap();
+    // Never started: returns at once.
+    block_on(reg.shut_down());
+    let reg2 = r.inf.add_event_handler(Rc::new(|_| None)).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    block_on(reg2.shut_down());
+    assert!(reg2.is_removed());
+}
+
+#[test]
+fn si_14_lifecycle_after_stop() {
+    let r = rig(vec![]);
+    assert!(!r.inf.is_started() && !r.inf.is_stopped());
+    r.inf.start();
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(r.lw.calls().len(), 2, "a second start is ignored");
+    r.inf.stop();
+    assert!(r.inf.is_started() && r.inf.is_stopped());
+    let e = r.inf.add_event_handler(Rc::new(|_| None)).err();
+    assert_eq!(e, Some(InformerError::Stopped));
+    assert!(r.inf.add_indexers(Indexers::new()).is_err());
+    let inert = r.inf.add_handler(Rc::new(|_| None), false);
+    assert!(inert.is_removed() && !inert.has_synced());
+}
+
+#[test]
+fn si_15_ct_09_transform_before_caching_once_and_setters_only_before_start() {
+    let calls = Rc::new(Cell::new(0));
+    let c = calls.clone();
+    let upper: Transformer = Rc::new(move |o: KubeObject| {
+        c.set(c.get() + 1);
+        let mut v = o.to_value().map_err(|e| e.to_string())?;
+        let name = o.name().to_uppercase();
+        v["metadata"]["name"] = json!(name);
+        KubeObject::from_value(&v).map_err(|e| e.to_string())
+    });
+    let r = rig(vec![page("2", vec![obj("ns/pod1", 1), obj("ns/pod2", 2)])]);
+    r.inf.set_transform(Some(strip_managed_fields())).unwrap();
+    r.inf.set_transform(Some(upper)).unwrap();
+    r.inf.set_watch_error_handler(Rc::new(|_| {})).unwrap();
+    let log: Log = Rc::default();
+    r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    r.inf.start();
+    assert_eq!(
+        r.inf.set_transform(None),
+        Err(InformerError::AlreadyStarted)
+    );
+    assert!(r.inf.set_watch_error_handler(Rc::new(|_| {})).is_err());
+    run_until_stalled();
+    r.send(WatchEvent::Modified(obj("ns/pod1", 3)));
+    assert_eq!(
+        *log.borrow(),
+        vec![
+            "add POD1@1 initial",
+            "add POD2@2 initial",
+            "update POD1@1->3"
+        ]
+    );
+    assert_eq!(calls.get(), 3, "once per incoming object");
+    assert!(r.inf.indexer().get_by_key("ns/POD1").is_some());
+}
+
+#[test]
+fn strip_managed_fields_and_metadata_only_transforms() {
+    let o = obj("ns/a", 1);
+    assert!(o.raw_str().contains("managedFields"));
+    let s = strip_managed_fields()(o.clone()).unwrap();
+    assert!(!s.raw_str().contains("managedFields"));
+    assert!(s.raw_str().contains("spec"));
+    assert_eq!(s.resource_version(), "1");
+    let plain = KubeObject::from_value(&json!({"metadata": {"name": "x"}})).unwrap();
+    assert!(strip_managed_fields()(plain.clone())
+        .unwrap()
+        .ptr_eq(&plain));
+    let m = metadata_only()(o).unwrap();
+    assert!(!m.raw_str().contains("spec") && !m.raw_str().contains("managedFields"));
+    assert_eq!(m.name(), "a");
+}
+
+#[test]
+fn si_17_ct_03_watch_delete_passes_the_object_relist_delete_a_tombstone() {
+    let r = rig(vec![
+        page("2", vec![obj("ns/a", 1), obj("ns/b", 2)]),
+        page("5", vec![]),
+    ]);
+    let seen: Rc<RefCell<Vec<(String, bool)>>> = Rc::default();
+    let s = seen.clone();
+    r.inf
+        .add_event_handler(Rc::new(move |n| {
+            if let Notification::Delete(d) = n {
+                let tomb = matches!(d, crate::cache::DeltaObject::Tombstone(_));
+                s.borrow_mut().push((d.key().unwrap_or_default(), tomb));
+            }
+            None
+        }))
+        .unwrap();
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Deleted(obj("ns/a", 3)));
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(
+        *seen.borrow(),
+        vec![("ns/a".to_owned(), false), ("ns/b".to_owned(), true)]
+    );
+    assert!(r.inf.indexer().is_empty());
+}
+
+#[test]
+fn si_18_wait_for_cache_sync_is_event_driven_and_false_when_stopped() {
+    let r = rig(vec![page("1", vec![obj("ns/a", 1)])]);
+    let done = Rc::new(Cell::new(None));
+    let d = done.clone();
+    let i = r.inf.clone();
+    let _t = crate::rt::spawn_local(async move { d.set(Some(wait_for_cache_sync(&[i]).await)) });
+    run_until_stalled();
+    assert_eq!(done.get(), None);
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(done.get(), Some(true));
+    let r2 = rig(vec![]);
+    r2.inf.stop();
+    assert!(!block_on(wait_for_cache_sync(std::slice::from_ref(
+        &r2.inf
+    ))));
+}
+
+#[test]
+fn stop_leaves_no_fetch_timer_or_task_behind() {
+    let mut o = opts();
+    o.reflector.resync_period = Some(Duration::from_secs(30));
+    let r = rig_with(vec![page("1", vec![obj("ns/a", 1)])], o);
+    let fired = Rc::new(Cell::new(0));
+    let f = fired.clone();
+    r.inf
+        .add_event_handler(Rc::new(move |_| {
+            f.set(f.get() + 1);
+            None
+        }))
+        .unwrap();
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(r.lw.open_watches(), 1);
+    assert!(r.clock.pending_timers() >= 1, "the resync timer");
+    r.inf.stop();
+    run_until_stalled();
+    assert_eq!(r.lw.open_watches(), 0);
+    assert_eq!(r.clock.pending_timers(), 0);
+    assert_eq!(r.inf.status().get().phase, crate::cache::Phase::Stopped);
+    let before = fired.get();
+    r.clock.advance(Duration::from_secs(3600));
+    run_until_stalled();
+    assert_eq!(fired.get(), before);
+    assert_eq!(r.lw.calls().len(), 2);
+    // Stop while backing off: the backoff timer goes too.
+    let r = rig(vec![]);
+    r.lw.push_watch_error(Error::network("refused"));
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(r.clock.pending_timers(), 1);
+    r.inf.stop();
+    run_until_stalled();
+    assert_eq!(r.clock.pending_timers(), 0);
+}
+
+#[test]
+fn status_reports_phase_counts_and_errors_with_notifications() {
+    let r = rig(vec![page("1", vec![obj("ns/a", 1)])]);
+    let phases: Rc<RefCell<Vec<Phase>>> = Rc::default();
+    let p = phases.clone();
+    r.inf
+        .status()
+        .subscribe(move |s| p.borrow_mut().push(s.phase));
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Added(obj("ns/b", 2)));
+    r.lw.push_watch_error(Error::network("refused"));
+    r.clock.advance(Duration::from_secs(2));
+    r.lw.close_watch();
+    run_until_stalled();
+    let s = r.inf.status_snapshot();
+    assert_eq!(s.phase, Phase::Backoff);
+    assert!(s.next_retry_at_ms.is_some());
+    assert_eq!(s.cached, 2);
+    assert_eq!(s.events_applied, 1);
+    assert!(s.synced);
+    assert_eq!(s.resource_version, "2");
+    assert_eq!(
+        s.last_error.as_ref().map(|e| e.0.contains("refused")),
+        Some(true)
+    );
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(r.inf.status_snapshot().phase, Phase::Watching);
+    assert_eq!(r.inf.status_snapshot().reconnects, 2);
+    let ph = phases.borrow();
+    assert!(ph.contains(&Phase::Listing) && ph.contains(&Phase::Backoff));
+}
+
+#[test]
+fn consistency_under_a_random_script_store_and_handler_map_match_the_model() {
+    // A native version of the wasm consistency property: random events,
+    // drops and 410s; afterwards store == model == handler-built map.
+    for seed in 0..20u64 {
+        let mut rng = crate::rt::Rng::with_seed(seed);
+        let r = rig(vec![page("1", vec![])]);
+        let map: Rc<RefCell<BTreeMap<String, String>>> = Rc::default();
+        let m = map.clone();
+        r.inf
+            .add_event_handler(Rc::new(move |n| {
+                let mut m = m.borrow_mut();
+                match n {
+                    Notification::Add(o, _) | Notification::Update(_, o) => {
+                        m.insert(
+                            crate::cache::object_key(&o).unwrap(),
+                            o.resource_version().into(),
+                        );
+                    }
+                    Notification::Delete(d) => {
+                        m.remove(&d.key().unwrap());
+                    }
+                }
+                None
+            }))
+            .unwrap();
+        r.inf.start();
+        run_until_stalled();
+        let mut model: BTreeMap<String, u64> = BTreeMap::new();
+        let mut rv = 1u64;
+        for _ in 0..200 {
+            rv += 1;
+            let key = format!("ns/p{}", rng.next_u64() % 15);
+            let roll = rng.next_u64() % 20;
+            if roll == 0 {
+                // The server loses our watch; the relist shows the model.
+                r.send(gone());
+                let items = model.iter().map(|(k, v)| obj(k, *v)).collect();
+                r.lw.push_list(Ok(page(&rv.to_string(), items)));
+                r.clock.advance(Duration::from_secs(1));
+                run_until_stalled();
+            } else if roll == 1 {
+                r.clock.advance(Duration::from_secs(2));
+                r.lw.close_watch();
+                run_until_stalled();
+            } else if model.contains_key(&key) && roll < 6 {
+                model.remove(&key);
+                r.send(WatchEvent::Deleted(obj(&key, rv)));
+            } else if model.contains_key(&key) {
+                model.insert(key.clone(), rv);
+                r.send(WatchEvent::Modified(obj(&key, rv)));
+            } else {
+                model.insert(key.clone(), rv);
+                r.send(WatchEvent::Added(obj(&key, rv)));
+            }
+        }
+        let want: BTreeMap<String, String> = model
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        assert_eq!(r.state(), want, "seed {seed}: store");
+        assert_eq!(*map.borrow(), want, "seed {seed}: handler map");
+    }
+}
