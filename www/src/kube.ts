@@ -11,6 +11,8 @@ export interface ConnectOptions {
   /** Base URL of the API server; '' means the page's own origin (the sim, `kubectl proxy --www`). */
   server: string;
   token?: string;
+  /** Transparent REST retries of a failed GET (default 1). */
+  maxRetries?: number;
 }
 
 /** One resource the server offers, from discovery. */
@@ -89,7 +91,10 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   const wasm = await init();
   // The client resolves '' against nothing; give it the page's origin explicitly.
   const server = (opts.server || globalThis.location.origin).replace(/\/+$/, '');
-  const client = new KubeClient({ server, token: opts.token });
+  // One transparent retry at most: past that, a failed watch or list surfaces
+  // in the informer's own backoff, which the status shows ("reconnecting in
+  // N s") instead of the REST layer retrying silently for many seconds.
+  const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
   const factory = new InformerFactory(client);
   const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
   const caches = new Map<string, Cache<KubeObject>>();
