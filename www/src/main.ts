@@ -74,9 +74,15 @@ function invalidate(what: keyof typeof dirty): void {
 
 const table = new ResourceTable($('table-wrap'), $<HTMLTableElement>('table'), () => invalidate('table'));
 
+/** Frames that took over 30 ms, with where the time went (for the benchmark and debugging). */
+const slowFrames: Record<string, number>[] = [];
+
 function frame(): void {
   frameQueued = false;
   const now = Date.now();
+  const t0 = performance.now();
+  const marks: Record<string, number> = {};
+  const mark = (name: string): void => { marks[name] = performance.now() - t0; };
   if (dirty.rows) {
     const t = performance.now();
     if (t >= nextDeriveAt) {
@@ -91,15 +97,20 @@ function frame(): void {
       setTimeout(() => invalidate('rows'), nextDeriveAt - t);
     }
   }
+  mark('derive');
   if (dirty.table) {
     dirty.table = false;
     table.render(now);
   }
+  mark('table');
   if (dirty.detail || dirty.events) renderDetail(now);
+  mark('detail');
   if (dirty.panels) {
     dirty.panels = false;
     renderPanels(now);
   }
+  mark('panels');
+  if ((marks.panels ?? 0) > 30 && slowFrames.length < 100) slowFrames.push({ at: now, rows: table.length, ...marks });
 }
 
 function derive(): void {
@@ -440,4 +451,5 @@ window.kubewasmDashboard = {
   status: (label: string) => opened.find((c) => c.label === label)?.status(),
   controller: () => controller,
   wasmBytes: () => conn.wasmBytes(),
+  slowFrames,
 };
