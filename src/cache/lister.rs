@@ -93,8 +93,16 @@ impl Lister {
             (Some(l), Some(n)) => Some(if l.0 <= n.0 { l } else { n }),
             (l, n) => l.or(n),
         };
+        // When the chosen bucket holds exactly the matches (a lone equality on
+        // an indexed label, or a namespace with an empty selector), skip
+        // re-checking each object: reading objects is the cost (cache misses).
+        let exact = match &best {
+            Some((_, name, _)) if name == NAMESPACE_INDEX => selector.is_empty(),
+            Some(_) => selector.requirements().len() == 1,
+            None => false,
+        };
         let mut visit = |_: &str, o: &KubeObject| {
-            if ns_ok(o) && selector.matches(o) {
+            if exact || (ns_ok(o) && selector.matches(o)) {
                 f(o);
             }
         };
