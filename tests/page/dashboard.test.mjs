@@ -26,6 +26,12 @@ async function convergesToSim(what) {
     const want = await simPods();
     return sorted(await cachedPods()) === sorted(want) && (await rowsShown()) === Object.keys(want).length;
   }, 20_000, what);
+  // The rows kept from diffs are exactly the informer's snapshot, in its order.
+  await until(() => dash(() => {
+    const d = window.kubewasmDashboard;
+    const snap = d.cache('pods').getSnapshot().map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    return JSON.stringify(d.rowKeys()) === JSON.stringify(snap);
+  }), 2_000, `${what}: rows in snapshot order`);
 }
 
 /** Record every text the connection status shows, however briefly. */

@@ -7,6 +7,7 @@ import './style.css';
 import { NotReadyController } from './controller';
 import { ago, age } from './describe';
 import { connect, keyOf, resourceLabel, SelectorError, type Cache, type InformerStatus, type KubeObject, type LiveView, type ResourceInfo } from './kube';
+import { LiveRows } from './rows';
 import { Sparkline } from './sparkline';
 import { deriveRows, ResourceTable, type SortKey } from './table';
 import { toYaml } from './yaml';
@@ -63,6 +64,8 @@ let frameQueued = false;
 let nextDeriveAt = 0;
 let lastSnapshot: readonly KubeObject[] | null = null;
 let lastFilterKey = '';
+/** The unfiltered rows, maintained from diffs (null while a namespace or selector filter is on). */
+let live: LiveRows | null = null;
 
 function invalidate(what: keyof typeof dirty): void {
   dirty[what] = true;
@@ -115,8 +118,8 @@ function frame(): void {
 
 function derive(): void {
   if (!view) return;
-  const snap = view.getSnapshot();
-  const key = `${filters.text}\u0000${filters.sortKey}\u0000${filters.dir}`;
+  const snap = live ? live.items : view.getSnapshot();
+  const key = `${filters.text}\u0000${filters.sortKey}\u0000${filters.dir}\u0000${live?.version ?? ''}`;
   if (snap === lastSnapshot && key === lastFilterKey) return;
   lastSnapshot = snap;
   lastFilterKey = key;
@@ -152,7 +155,18 @@ function applyView(): void {
     if (!view) view = current.view({ namespace: filters.namespace || undefined });
   }
   const v = view;
-  unsubscribe.push(v.subscribe(() => invalidate('rows')));
+  if (!filters.namespace && !filters.selector) {
+    // Unfiltered: keep the rows from diffs rather than re-reading the whole snapshot.
+    const rows = new LiveRows(current);
+    live = rows;
+    unsubscribe.push(current.subscribe((diff) => {
+      rows.apply(diff);
+      invalidate('rows');
+    }));
+  } else {
+    live = null;
+    unsubscribe.push(v.subscribe(() => invalidate('rows')));
+  }
   const c = current;
   unsubscribe.push(c.subscribe((diff) => {
     if (selected && (diff.updated.includes(selected) || diff.removed.includes(selected) || diff.added.includes(selected))) invalidate('detail');
@@ -442,6 +456,8 @@ declare global {
 window.kubewasmDashboard = {
   ready: true,
   current: () => current,
+  /** The keys in table order (to compare with the informer's snapshot). */
+  rowKeys: () => table.keys(),
   rows: () => table.length,
   cache: (label: string) => opened.find((c) => c.label === label),
   state: (label: string): Record<string, string> => {

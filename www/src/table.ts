@@ -65,6 +65,11 @@ export class ResourceTable {
     this.selected = key;
   }
 
+  /** Keys of every row, in order (for tests). */
+  keys(): string[] {
+    return this.rows.map(keyOf);
+  }
+
   get length(): number {
     return this.rows.length;
   }
