@@ -19,7 +19,7 @@ try {
   await page.evaluate(() => {
     window.__bench = { long: [], frames: [], phase: 'sync' };
     new PerformanceObserver((l) => {
-      for (const e of l.getEntries()) window.__bench.long.push([window.__bench.phase, e.duration]);
+      for (const e of l.getEntries()) window.__bench.long.push([window.__bench.phase, e.duration, e.startTime]);
     }).observe({ type: 'longtask', buffered: true });
   });
   await until(async () => (await page.evaluate(() => Number(document.getElementById('table').dataset.rows))) >= pods, 180_000, 'initial sync');
@@ -56,6 +56,8 @@ try {
       podEvents: d.status('pods').eventsApplied,
       cached: d.status('pods').cached,
       slow: d.slowFrames.filter((x) => x.at > window.__bench.churnStart),
+      longAt: window.__bench.long.filter(([p]) => p === 'churn').map(([, d, t]) => [Math.round(t), Math.round(d)]),
+      now: Math.round(performance.now()),
     };
   });
   const simPods = Object.keys((await sim.call('/sim/state?resource=pods')).items).length;
@@ -64,6 +66,7 @@ try {
   console.log(`  during churn: ${r.longTasks} long tasks > 50 ms (longest ${r.longest.toFixed(0)} ms)`);
   console.log(`  frame interval: median ${r.median.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms over ${r.frames} frames`);
   if (process.env.BENCH_VERBOSE) console.log('  slow frames (ms into the frame):', JSON.stringify(r.slow));
+  if (process.env.BENCH_VERBOSE) console.log('  long tasks [start, ms] (page time; now', r.now, '):', JSON.stringify(r.longAt));
   console.log(`  memory at the end: JS heap ${r.heapMiB.toFixed(1)} MiB + wasm ${r.wasmMiB.toFixed(1)} MiB`);
   console.log(`  events applied (pods, events, namespaces informers): ${r.events}; pods cached ${r.cached} (sim: ${simPods})`);
 } finally {
