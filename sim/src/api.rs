@@ -1,296 +1,302 @@
-//! The Kubernetes API routes: list, get, create, replace, patch, delete,
-//! delete collection, subresources (status, scale), and watch.
+//! The Kubernetes API routes: get, list, watch, create, replace, patch
+//! (merge, strategic, JSON, apply), delete, delete collection, and the
+//! `status` and `scale` subresources.
+//!
+//! As in the API server, a write to the main resource keeps the stored
+//! `status` of resources that have a status subresource, and a write to
+//! `/status` changes only `status`. Objects may be created in namespaces
+//! that do not exist (tests create freely; nothing here checks).
+
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::http::Request;
+use crate::http::{Request, Response};
+use crate::list::ListRequest;
 use crate::patch;
 use crate::resources::{find, Resource, RESOURCES};
 use crate::selectors::{FieldSelector, LabelSelector};
-use crate::state::{lock, status_json, Obj, Shared};
+use crate::state::{lock, Sim};
+use crate::status::ApiError;
+use crate::store::{Filter, Obj, Store};
+use crate::watch::WatchParams;
 
 /// What a handler produces.
 pub enum Reply {
-    Full {
-        code: u16,
-        content_type: &'static str,
-        headers: String,
-        body: Vec<u8>,
-    },
+    /// A complete response.
+    Full(Response),
+    /// A watch to stream.
     Watch(Box<WatchParams>),
 }
 
-pub struct WatchParams {
-    pub res: usize,
-    pub ns: Option<String>,
-    pub name: Option<String>,
-    pub labels: LabelSelector,
-    pub fields: FieldSelector,
-    pub from_rv: Option<u64>,
-    pub bookmarks: bool,
-    pub send_initial: bool,
-    pub timeout_secs: Option<u64>,
-}
-
-pub fn json_reply(code: u16, body: Vec<u8>) -> Reply {
-    Reply::Full {
-        code,
-        content_type: "application/json",
-        headers: String::new(),
-        body,
+/// A Status response for an error.
+pub fn error_response(e: &ApiError) -> Response {
+    let mut r = Response::json(e.code, e.to_bytes());
+    if let Some(s) = e.details.get("retryAfterSeconds").and_then(Value::as_u64) {
+        r = r.with_header("Retry-After", s.to_string());
     }
+    r
 }
 
-pub fn status(code: u16, reason: &str, message: &str) -> Reply {
-    json_reply(code, status_json(code, reason, message))
-}
-
-fn err((code, reason, msg): (u16, &'static str, String)) -> Reply {
-    status(code, reason, &msg)
+fn object(code: u16, o: &Obj) -> Reply {
+    Reply::Full(Response::json(code, o.bytes.to_vec()))
 }
 
 /// The parsed path of a resource request.
-pub struct Target {
+struct Target {
     res: usize,
     ns: Option<String>,
     name: Option<String>,
     sub: Option<String>,
 }
 
+impl Target {
+    fn r(&self) -> &'static Resource {
+        // Targets are only built from valid indexes.
+        &RESOURCES[self.res.min(RESOURCES.len() - 1)]
+    }
+    fn ns_key(&self) -> &str {
+        self.ns.as_deref().unwrap_or("")
+    }
+}
+
+fn not_found_path() -> ApiError {
+    ApiError::new(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
 fn resolve(group: &str, version: &str, rest: &[&str]) -> Option<Target> {
-    if rest.len() >= 3 && rest[0] == "namespaces" {
-        if let Some(res) = find(group, version, rest[2]).filter(|&r| RESOURCES[r].namespaced) {
+    let owned = |i: usize| rest.get(i).map(|s| s.to_string());
+    if let ["namespaces", ns, plural, ..] = rest {
+        if let Some(res) = find(group, version, plural).filter(|&r| RESOURCES[r].namespaced) {
+            if rest.len() > 5 {
+                return None;
+            }
             return Some(Target {
                 res,
-                ns: Some(rest[1].to_string()),
-                name: rest.get(3).map(|s| s.to_string()),
-                sub: rest.get(4).map(|s| s.to_string()),
+                ns: Some(ns.to_string()),
+                name: owned(3),
+                sub: owned(4),
             });
         }
     }
-    let res = find(group, version, rest.first()?)?;
+    if rest.len() > 3 {
+        return None;
+    }
     Some(Target {
-        res,
+        res: find(group, version, rest.first()?)?,
         ns: None,
-        name: rest.get(1).map(|s| s.to_string()),
-        sub: rest.get(2).map(|s| s.to_string()),
+        name: owned(1),
+        sub: owned(2),
     })
 }
 
-fn parse_json(body: &[u8]) -> Result<Value, Reply> {
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
     serde_json::from_slice(body)
-        .map_err(|e| status(400, "BadRequest", &format!("invalid JSON body: {e}")))
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))
 }
 
 /// Handle a request under /api or /apis (after auth and faults).
-pub fn handle(state: &Shared, req: &Request) -> Reply {
-    let segs: Vec<&str> = req.path.split('/').filter(|s| !s.is_empty()).collect();
-    let (group, version, rest) = match segs.as_slice() {
-        ["api"] | ["apis"] => return crate::discovery::root(req),
-        ["api", v] => return crate::discovery::group_version("", v),
-        ["apis", g, v] => return crate::discovery::group_version(g, v),
-        ["apis", g] => return crate::discovery::group(g),
-        ["api", v, rest @ ..] => ("", *v, rest),
-        ["apis", g, v, rest @ ..] => (*g, *v, rest),
-        _ => {
-            return status(
-                404,
-                "NotFound",
-                "the server could not find the requested resource",
-            )
-        }
-    };
-    let Some(t) = resolve(group, version, rest) else {
-        return status(
-            404,
-            "NotFound",
-            "the server could not find the requested resource",
-        );
-    };
-    let r = &RESOURCES[t.res];
-    if r.namespaced && t.name.is_some() && t.ns.is_none() {
-        return status(404, "NotFound", "namespaced resource requires a namespace");
-    }
-    let ns_key = t.ns.clone().unwrap_or_default();
-    match (req.method.as_str(), &t.name, &t.sub) {
-        ("GET", None, None) => {
-            if matches!(req.param("watch"), Some("1") | Some("true")) {
-                watch_params(&t, req, None)
-            } else {
-                list(state, &t, req)
-            }
-        }
-        ("GET", Some(name), None) => {
-            let st = lock(state);
-            match st.objects[t.res].get(&(ns_key, name.clone())) {
-                Some(o) => json_reply(200, o.bytes.to_vec()),
-                None => status(
-                    404,
-                    "NotFound",
-                    &format!("{} \"{}\" not found", r.plural, name),
-                ),
-            }
-        }
-        ("POST", None, None) => {
-            let v = match parse_json(&req.body) {
-                Ok(v) => v,
-                Err(e) => return e,
-            };
-            if let Some(body_ns) = v.pointer("/metadata/namespace").and_then(Value::as_str) {
-                if t.ns.as_deref().is_some_and(|n| n != body_ns) {
-                    return status(
-                        400,
-                        "BadRequest",
-                        "the namespace of the object does not match the namespace on the request",
-                    );
-                }
-            }
-            if is_dry_run(req) {
-                return json_reply(201, serde_json::to_vec(&v).unwrap_or_default());
-            }
-            let mut st = lock(state);
-            let out = st.create(t.res, t.ns.as_deref(), v);
-            state.1.notify_all();
-            match out {
-                Ok(o) => json_reply(201, o.bytes.to_vec()),
-                Err(e) => err(e),
-            }
-        }
-        ("PUT", Some(name), sub) => {
-            let v = match parse_json(&req.body) {
-                Ok(v) => v,
-                Err(e) => return e,
-            };
-            let mut st = lock(state);
-            let key = (ns_key.clone(), name.clone());
-            let new = match sub.as_deref() {
-                None => v,
-                Some("status") => match st.objects[t.res].get(&key) {
-                    Some(o) => {
-                        let mut cur = (*o.value).clone();
-                        cur["status"] = v.get("status").cloned().unwrap_or(Value::Null);
-                        cur["metadata"]["resourceVersion"] = v
-                            .pointer("/metadata/resourceVersion")
-                            .cloned()
-                            .unwrap_or(json!(""));
-                        cur
-                    }
-                    None => {
-                        return status(
-                            404,
-                            "NotFound",
-                            &format!("{} \"{}\" not found", r.plural, name),
-                        )
-                    }
-                },
-                Some("scale") => match st.objects[t.res].get(&key) {
-                    Some(o) => {
-                        let mut cur = (*o.value).clone();
-                        cur["spec"]["replicas"] =
-                            v.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
-                        cur["metadata"]["resourceVersion"] = json!("");
-                        cur
-                    }
-                    None => {
-                        return status(
-                            404,
-                            "NotFound",
-                            &format!("{} \"{}\" not found", r.plural, name),
-                        )
-                    }
-                },
-                Some(other) => {
-                    return status(404, "NotFound", &format!("unknown subresource {other}"))
-                }
-            };
-            let out = st.update(t.res, &ns_key, name, new);
-            state.1.notify_all();
-            match out {
-                Ok(o) if sub.as_deref() == Some("scale") => json_reply(200, scale_json(r, &o)),
-                Ok(o) => json_reply(200, o.bytes.to_vec()),
-                Err(e) => err(e),
-            }
-        }
-        ("PATCH", Some(name), sub) => patch_object(state, &t, r, name, sub.as_deref(), req),
-        ("GET", Some(name), Some(sub)) if sub == "status" || sub == "scale" => {
-            let st = lock(state);
-            match st.objects[t.res].get(&(ns_key, name.clone())) {
-                Some(o) if sub == "scale" => json_reply(200, scale_json(r, o)),
-                Some(o) => json_reply(200, o.bytes.to_vec()),
-                None => status(
-                    404,
-                    "NotFound",
-                    &format!("{} \"{}\" not found", r.plural, name),
-                ),
-            }
-        }
-        ("DELETE", Some(name), None) => {
-            if is_dry_run(req) {
-                return json_reply(200, b"{}".to_vec());
-            }
-            let mut st = lock(state);
-            let out = st.delete(t.res, &ns_key, name);
-            state.1.notify_all();
-            match out {
-                Ok(o) => json_reply(200, o.bytes.to_vec()),
-                Err(e) => err(e),
-            }
-        }
-        ("DELETE", None, None) => {
-            let (labels, fields) = match selectors(req) {
-                Ok(s) => s,
-                Err(e) => return e,
-            };
-            let mut st = lock(state);
-            let keys: Vec<(String, String)> = st.objects[t.res]
-                .iter()
-                .filter(|((ns, _), o)| {
-                    t.ns.as_deref().is_none_or(|n| n == ns)
-                        && labels.matches(&o.value)
-                        && fields.matches(&o.value)
-                })
-                .map(|(k, _)| k.clone())
-                .collect();
-            let mut items = Vec::new();
-            for (ns, name) in keys {
-                if let Ok(o) = st.delete(t.res, &ns, &name) {
-                    items.push(o);
-                }
-            }
-            state.1.notify_all();
-            json_reply(200, list_bytes(r, st.rv, None, None, items.iter()))
-        }
-        _ => status(
-            405,
-            "MethodNotAllowed",
-            &format!("{} is not supported on this path", req.method),
-        ),
+pub fn handle(sim: &Sim, req: &Request) -> Reply {
+    match route(sim, req) {
+        Ok(r) => r,
+        Err(e) => Reply::Full(error_response(&e)),
     }
 }
 
-fn is_dry_run(req: &Request) -> bool {
+fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
+    let segs: Vec<&str> = req.path.split('/').filter(|s| !s.is_empty()).collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api"] | ["apis"] if req.method == "GET" => return Ok(crate::discovery::root(req)),
+        ["api", v] if req.method == "GET" => return crate::discovery::group_version("", v),
+        ["apis", g] if req.method == "GET" => return crate::discovery::group(g),
+        ["apis", g, v] if req.method == "GET" => return crate::discovery::group_version(g, v),
+        ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
+        ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
+        _ => return Err(not_found_path()),
+    };
+    let t = resolve(group, version, rest).ok_or_else(not_found_path)?;
+    let r = t.r();
+    if r.namespaced && t.name.is_some() && t.ns.is_none() {
+        return Err(not_found_path());
+    }
+    if let Some(sub) = &t.sub {
+        if !r.subresources.contains(&sub.as_str()) {
+            return Err(not_found_path());
+        }
+    }
+    match (req.method.as_str(), t.name.as_deref(), t.sub.as_deref()) {
+        ("GET", None, None) if req.flag("watch") => watch_params(sim, &t, req),
+        ("GET", None, None) => list(sim, &t, req),
+        ("GET", Some(_), None) if req.flag("watch") => watch_params(sim, &t, req),
+        ("GET", Some(name), sub) => {
+            let st = lock(&sim.store);
+            let o = st
+                .get(t.res, t.ns_key(), name)
+                .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
+            Ok(match sub {
+                Some("scale") => Reply::Full(Response::json(200, scale_json(o))),
+                _ => object(200, o),
+            })
+        }
+        ("POST", None, None) => create(sim, &t, req),
+        ("PUT", Some(name), sub) => replace(sim, &t, name, sub, req),
+        ("PATCH", Some(name), sub) => patch_object(sim, &t, name, sub, req),
+        ("DELETE", Some(name), None) => delete(sim, &t, name, req),
+        ("DELETE", None, None) => delete_collection(sim, &t, req),
+        (m, _, _) => Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource ({m})"),
+        )),
+    }
+}
+
+fn dry_run(req: &Request) -> bool {
     req.param("dryRun") == Some("All")
 }
 
-fn scale_json(r: &Resource, o: &Obj) -> Vec<u8> {
-    let v = &o.value;
-    serde_json::to_vec(&json!({
-        "kind": "Scale", "apiVersion": "autoscaling/v1",
-        "metadata": {"name": v["metadata"]["name"], "namespace": v["metadata"]["namespace"], "resourceVersion": o.rv.to_string(), "uid": v["metadata"]["uid"]},
-        "spec": {"replicas": v.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
-        "status": {"replicas": v.pointer("/status/replicas").cloned().unwrap_or(json!(0)), "selector": format!("app={}", r.singular)}
-    }))
-    .unwrap_or_default()
+fn has_status(r: &Resource) -> bool {
+    r.subresources.contains(&"status")
 }
 
-fn patch_object(
-    state: &Shared,
-    t: &Target,
+fn create(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let v = parse_json(&req.body)?;
+    if let (Some(body_ns), Some(path_ns)) = (
+        v.pointer("/metadata/namespace").and_then(Value::as_str),
+        &t.ns,
+    ) {
+        if !body_ns.is_empty() && body_ns != path_ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    }
+    if dry_run(req) {
+        return Ok(Reply::Full(Response::json(
+            201,
+            serde_json::to_vec(&v).unwrap_or_default(),
+        )));
+    }
+    let o = sim.write(|st| st.create(t.res, t.ns.as_deref(), v))?;
+    Ok(object(201, &o))
+}
+
+/// Copy `status` from `from` to `to` (removing it when `from` has none).
+fn carry_status(to: &mut Value, from: &Value) {
+    match (from.get("status"), to.as_object_mut()) {
+        (Some(s), Some(m)) => {
+            m.insert("status".into(), s.clone());
+        }
+        (None, Some(m)) => {
+            m.remove("status");
+        }
+        _ => {}
+    }
+}
+
+/// The object a write to `sub` produces from the stored one and the
+/// client's version of it.
+fn apply_subresource(
     r: &Resource,
+    sub: Option<&str>,
+    current: &Value,
+    mut wanted: Value,
+) -> Result<Value, ApiError> {
+    match sub {
+        None => {
+            if has_status(r) {
+                carry_status(&mut wanted, current);
+            }
+            Ok(wanted)
+        }
+        Some("status") => {
+            let mut next = current.clone();
+            carry_status(&mut next, &wanted);
+            next["metadata"]["resourceVersion"] = wanted
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(json!(""));
+            Ok(next)
+        }
+        Some("scale") => {
+            let replicas = wanted
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .ok_or_else(|| {
+                    ApiError::new(422, "Invalid", "Scale.spec.replicas: Required value")
+                })?;
+            if replicas < 0 {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    "Scale.spec.replicas: must be greater than or equal to 0",
+                ));
+            }
+            let mut next = current.clone();
+            next["spec"]["replicas"] = json!(replicas);
+            next["metadata"]["resourceVersion"] = wanted
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(json!(""));
+            Ok(next)
+        }
+        Some(other) => Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("unknown subresource {other}"),
+        )),
+    }
+}
+
+fn respond_write(sub: Option<&str>, o: &Obj) -> Reply {
+    if sub == Some("scale") {
+        Reply::Full(Response::json(200, scale_json(o)))
+    } else {
+        object(200, o)
+    }
+}
+
+fn replace(
+    sim: &Sim,
+    t: &Target,
     name: &str,
     sub: Option<&str>,
     req: &Request,
-) -> Reply {
+) -> Result<Reply, ApiError> {
+    let r = t.r();
+    let wanted = parse_json(&req.body)?;
+    if !wanted.is_object() {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    }
+    let o = sim.write(|st: &mut Store| {
+        let current = st
+            .get(t.res, t.ns_key(), name)
+            .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?
+            .value();
+        let next = apply_subresource(r, sub, &current, wanted)?;
+        if dry_run(req) {
+            return Ok(Obj::new(t.res, &next, 0));
+        }
+        st.update(t.res, t.ns_key(), name, next)
+    })?;
+    Ok(respond_write(sub, &o))
+}
+
+fn patch_object(
+    sim: &Sim,
+    t: &Target,
+    name: &str,
+    sub: Option<&str>,
+    req: &Request,
+) -> Result<Reply, ApiError> {
+    let r = t.r();
     let ctype = req
         .header("content-type")
         .unwrap_or("")
@@ -298,110 +304,214 @@ fn patch_object(
         .next()
         .unwrap_or("")
         .trim()
-        .to_string();
-    let body = match parse_json(&req.body) {
-        Ok(v) => v,
-        Err(e) => return e,
-    };
-    let ns_key = t.ns.clone().unwrap_or_default();
-    let mut st = lock(state);
-    let existing = st.objects[t.res]
-        .get(&(ns_key.clone(), name.to_string()))
-        .cloned();
-    let mut doc = match (&existing, ctype.as_str()) {
-        (Some(o), _) => (*o.value).clone(),
-        (None, "application/apply-patch+yaml") => {
-            if req.param("fieldManager").is_none_or(str::is_empty) {
-                return status(400, "BadRequest", "PATCH with apply requires fieldManager");
-            }
-            let mut v = body.clone();
-            v["metadata"]["name"] = json!(name);
-            let out = st.create(t.res, t.ns.as_deref(), v);
-            state.1.notify_all();
-            return match out {
-                Ok(o) => json_reply(201, o.bytes.to_vec()),
-                Err(e) => err(e),
-            };
-        }
-        (None, _) => {
-            return status(
-                404,
-                "NotFound",
-                &format!("{} \"{}\" not found", r.plural, name),
-            )
+        .to_ascii_lowercase();
+    let kind = match ctype.as_str() {
+        "application/merge-patch+json" => "merge",
+        "application/strategic-merge-patch+json" => "strategic",
+        "application/json-patch+json" => "json",
+        "application/apply-patch+yaml" | "application/apply-patch+json" => "apply",
+        other => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"),
+            ))
         }
     };
-    let result = match ctype.as_str() {
-        "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
-            patch::merge(&mut doc, &body);
-            Ok(())
-        }
-        "application/apply-patch+yaml" => {
-            if req.param("fieldManager").is_none_or(str::is_empty) {
-                return status(400, "BadRequest", "PATCH with apply requires fieldManager");
-            }
-            patch::merge(&mut doc, &body);
-            Ok(())
-        }
-        "application/json-patch+json" => patch::json_patch(&mut doc, &body),
-        other => return status(415, "UnsupportedMediaType", &format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})")),
-    };
-    if let Err(e) = result {
-        return status(422, "Invalid", &e);
+    if kind == "apply" && req.param("fieldManager").is_none_or(str::is_empty) {
+        return Err(ApiError::bad_request(
+            "PATCH with apply requires a fieldManager (only JSON apply configurations are accepted here)",
+        ));
     }
-    if sub == Some("scale") {
-        if let Some(replicas) = body.pointer("/spec/replicas") {
-            doc["spec"]["replicas"] = replicas.clone();
+    let body = parse_json(&req.body).map_err(|e| {
+        if kind == "apply" {
+            ApiError::bad_request(format!(
+                "{} (this simulator accepts apply configurations as JSON only)",
+                e.message
+            ))
+        } else {
+            e
         }
+    })?;
+    if kind != "json" && !body.is_object() {
+        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
     }
-    // A patch carries no precondition unless it sets metadata.resourceVersion.
-    let precondition = body
-        .pointer("/metadata/resourceVersion")
+    let (o, created) = sim.write(|st: &mut Store| {
+        let Some(existing) = st.get(t.res, t.ns_key(), name).map(Obj::value) else {
+            if kind == "apply" && sub.is_none() {
+                let mut v = body.clone();
+                v["metadata"]["name"] = json!(name);
+                if dry_run(req) {
+                    return Ok((Obj::new(t.res, &v, 0), true));
+                }
+                return st.create(t.res, t.ns.as_deref(), v).map(|o| (o, true));
+            }
+            return Err(ApiError::not_found(r.group, r.plural, name));
+        };
+        // The document the patch applies to: the object, or its Scale view.
+        let mut doc = if sub == Some("scale") {
+            serde_json::from_slice(&scale_json(&Obj::new(t.res, &existing, 0)))
+                .unwrap_or(Value::Null)
+        } else {
+            existing.clone()
+        };
+        match kind {
+            "merge" => patch::merge(&mut doc, &body),
+            "json" => {
+                patch::json_patch(&mut doc, &body).map_err(|e| ApiError::new(422, "Invalid", e))?
+            }
+            _ => patch::strategic(&mut doc, &body),
+        }
+        if sub == Some("scale") {
+            doc["metadata"]["resourceVersion"] = json!("");
+        }
+        let next = apply_subresource(r, sub, &existing, doc)?;
+        if dry_run(req) {
+            return Ok((Obj::new(t.res, &next, 0), false));
+        }
+        // A patch that leaves metadata.resourceVersion alone carries the
+        // current one, so only a patch that sets a stale one conflicts.
+        st.update(t.res, t.ns_key(), name, next).map(|o| (o, false))
+    })?;
+    Ok(if created {
+        object(201, &o)
+    } else {
+        respond_write(sub, &o)
+    })
+}
+
+fn delete(sim: &Sim, t: &Target, name: &str, req: &Request) -> Result<Reply, ApiError> {
+    let r = t.r();
+    let opts = if req.body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        parse_json(&req.body)?
+    };
+    let precondition = opts
+        .pointer("/preconditions/resourceVersion")
         .and_then(Value::as_str)
         .map(str::to_string);
-    doc["metadata"]["resourceVersion"] = json!(precondition.unwrap_or_default());
-    if is_dry_run(req) {
-        return json_reply(200, serde_json::to_vec(&doc).unwrap_or_default());
+    if dry_run(req)
+        || opts
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v == "All"))
+    {
+        let st = lock(&sim.store);
+        let o = st
+            .get(t.res, t.ns_key(), name)
+            .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
+        return Ok(object(200, o));
     }
-    let out = st.update(t.res, &ns_key, name, doc);
-    state.1.notify_all();
-    match out {
-        Ok(o) if sub == Some("scale") => json_reply(200, scale_json(r, &o)),
-        Ok(o) => json_reply(200, o.bytes.to_vec()),
-        Err(e) => err(e),
-    }
+    let o = sim.write(|st| st.delete(t.res, t.ns_key(), name, precondition.as_deref()))?;
+    Ok(object(200, &o))
 }
 
-fn selectors(req: &Request) -> Result<(LabelSelector, FieldSelector), Reply> {
+fn filter(t: &Target, req: &Request) -> Result<Filter, ApiError> {
+    let r = t.r();
     let labels = LabelSelector::parse(req.param("labelSelector").unwrap_or(""))
-        .map_err(|e| status(400, "BadRequest", &e))?;
+        .map_err(|e| ApiError::bad_request(format!("unable to parse labelSelector: {e}")))?;
     let fields = FieldSelector::parse(req.param("fieldSelector").unwrap_or(""))
-        .map_err(|e| status(400, "BadRequest", &e))?;
-    Ok((labels, fields))
+        .map_err(ApiError::bad_request)?;
+    if let Some(f) = fields.fields().find(|f| !r.supports_field(f)) {
+        return Err(ApiError::bad_request(format!(
+            "field label not supported: {f}"
+        )));
+    }
+    let mut fields = fields;
+    if let Some(name) = &t.name {
+        fields.0.push(crate::selectors::FieldRequirement {
+            field: "metadata.name".into(),
+            equal: true,
+            value: name.clone(),
+        });
+    }
+    Ok(Filter {
+        res: t.res,
+        namespace: t.ns.clone(),
+        labels,
+        fields,
+    })
 }
 
-fn list_bytes<'a>(
+fn delete_collection(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let f = filter(t, req)?;
+    let dry = dry_run(req);
+    let (rv, deleted) = sim.write(|st| {
+        let keys: Vec<(String, String)> = st
+            .iter(t.res)
+            .filter(|(_, o)| f.matches(&o.meta))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut out = Vec::new();
+        for (ns, name) in keys {
+            if dry {
+                out.extend(st.get(t.res, &ns, &name).cloned());
+            } else if let Ok(o) = st.delete(t.res, &ns, &name, None) {
+                out.push(o);
+            }
+        }
+        (st.rv, out)
+    });
+    Ok(Reply::Full(Response::json(
+        200,
+        list_bytes(t.r(), rv, None, None, &deleted),
+    )))
+}
+
+fn scale_json(o: &Obj) -> Vec<u8> {
+    let v = o.value();
+    let selector = v
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    let meta = &v["metadata"];
+    serde_json::to_vec(&json!({
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"],
+                     "resourceVersion": meta["resourceVersion"], "creationTimestamp": meta["creationTimestamp"]},
+        "spec": {"replicas": v.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
+        "status": {"replicas": v.pointer("/status/replicas").cloned().unwrap_or(json!(0)), "selector": selector}
+    }))
+    .unwrap_or_default()
+}
+
+/// A list body; metadata comes first so a client can read the continue
+/// token without parsing the items.
+pub fn list_bytes(
     r: &Resource,
     rv: u64,
     cont: Option<&str>,
     remaining: Option<usize>,
-    items: impl Iterator<Item = &'a Obj>,
+    items: &[Obj],
 ) -> Vec<u8> {
-    let mut meta = json!({"resourceVersion": rv.to_string()});
+    // Written by hand to keep the API server's key order.
+    let mut meta = format!("{{\"resourceVersion\":\"{rv}\"");
     if let Some(c) = cont {
-        meta["continue"] = json!(c);
+        meta.push_str(",\"continue\":");
+        meta.push_str(&Value::from(c).to_string());
     }
     if let Some(n) = remaining {
-        meta["remainingItemCount"] = json!(n);
+        meta.push_str(&format!(",\"remainingItemCount\":{n}"));
     }
-    let mut out = format!(
-        "{{\"kind\":\"{}List\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
-        r.kind,
-        r.api_version(),
-        meta
-    )
-    .into_bytes();
-    for (i, o) in items.enumerate() {
+    meta.push('}');
+    let size: usize = items.iter().map(|o| o.bytes.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 256);
+    out.extend_from_slice(
+        format!(
+            "{{\"kind\":\"{}List\",\"apiVersion\":\"{}\",\"metadata\":{meta},\"items\":[",
+            r.kind,
+            r.api_version()
+        )
+        .as_bytes(),
+    );
+    for (i, o) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -411,141 +521,99 @@ fn list_bytes<'a>(
     out
 }
 
-fn list(state: &Shared, t: &Target, req: &Request) -> Reply {
-    let r = &RESOURCES[t.res];
-    let (labels, fields) = match selectors(req) {
-        Ok(s) => s,
-        Err(e) => return e,
-    };
-    let limit = req
-        .param("limit")
-        .and_then(|l| l.parse::<usize>().ok())
-        .filter(|&l| l > 0);
-    let mut st = lock(state);
-    let (snap_id, offset, items, rv) = match req.param("continue").filter(|c| !c.is_empty()) {
-        Some(token) => {
-            let parsed = token
-                .split_once('-')
-                .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<usize>().ok()?)));
-            match parsed.and_then(|(id, off)| st.snapshots.get(&id).map(|s| (id, off, s.clone()))) {
-                Some((id, off, snap)) => {
-                    let rv = st.snapshot_rv(id);
-                    (id, off, snap, rv)
-                }
-                None => {
-                    return status(410, "Expired", "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.");
-                }
-            }
-        }
-        None => {
-            // resourceVersion / resourceVersionMatch semantics against the live state:
-            // "0" = any; Exact = that RV (only the current one is kept; compacted → 410);
-            // anything newer than the server has → 504 "Too large resource version".
-            if let Some(rv) = req
-                .param("resourceVersion")
-                .filter(|s| !s.is_empty() && *s != "0")
-            {
-                let Ok(rv) = rv.parse::<u64>() else {
-                    return status(
-                        400,
-                        "BadRequest",
-                        &format!("invalid resourceVersion {rv:?}"),
-                    );
-                };
-                if rv > st.rv {
-                    return status(
-                        504,
-                        "Timeout",
-                        &format!("Too large resource version: {rv}, current: {}", st.rv),
-                    );
-                }
-                if req.param("resourceVersionMatch") == Some("Exact") && rv != st.rv {
-                    return status(
-                        410,
-                        "Expired",
-                        &format!("The resourceVersion for the provided list is too old: {rv}"),
-                    );
-                }
-            }
-            let items: Vec<Obj> = st.objects[t.res]
-                .iter()
-                .filter(|((ns, _), o)| {
-                    t.ns.as_deref().is_none_or(|n| n == ns)
-                        && labels.matches(&o.value)
-                        && fields.matches(&o.value)
-                })
-                .map(|(_, o)| o.clone())
-                .collect();
-            (0, 0, std::sync::Arc::new(items), st.rv)
-        }
-    };
-    let end = match limit {
-        Some(l) => (offset + l).min(items.len()),
-        None => items.len(),
-    };
-    let page = items.get(offset.min(items.len())..end).unwrap_or(&[]);
-    let (cont, remaining) = if end < items.len() {
-        let id = if snap_id == 0 {
-            let id = st.next_snapshot;
-            st.next_snapshot += 1;
-            st.snapshots.insert(id, items.clone());
-            st.snapshot_rvs.insert(id, rv);
-            id
-        } else {
-            snap_id
-        };
-        (Some(format!("{id}-{end}")), Some(items.len() - end))
-    } else {
-        (None, None)
-    };
-    json_reply(
-        200,
-        list_bytes(r, rv, cont.as_deref(), remaining, page.iter()),
-    )
-}
-
-/// Parse a watch request into its parameters (the caller streams it).
-pub fn watch_params(t_in: &impl WatchTarget, req: &Request, _unused: Option<()>) -> Reply {
-    let (labels, fields) = match selectors(req) {
-        Ok(s) => s,
-        Err(e) => return e,
-    };
-    let from_rv = match req.param("resourceVersion").filter(|s| !s.is_empty()) {
+fn list(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let limit = match req.param("limit").filter(|s| !s.is_empty()) {
         None => None,
-        Some(s) => match s.parse::<u64>() {
-            Ok(v) => Some(v),
-            Err(_) => return status(400, "BadRequest", &format!("invalid resourceVersion {s:?}")),
-        },
+        Some(s) => {
+            let n: i64 = s
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {s:?}")))?;
+            usize::try_from(n).ok().filter(|&n| n > 0)
+        }
     };
-    let send_initial = matches!(req.param("sendInitialEvents"), Some("true"));
-    if send_initial && req.param("resourceVersionMatch") != Some("NotOlderThan") {
-        return status(
-            422,
-            "Invalid",
-            "sendInitialEvents requires resourceVersionMatch=NotOlderThan",
-        );
+    let lr = ListRequest {
+        filter: filter(t, req)?,
+        limit,
+        continue_token: req.param("continue"),
+        resource_version: req.param("resourceVersion"),
+        rv_match: req.param("resourceVersionMatch"),
+    };
+    let page = lock(&sim.store).list(&lr)?;
+    // Serialized outside the lock: the objects are shared, immutable bytes.
+    Ok(Reply::Full(Response::json(
+        200,
+        list_bytes(
+            t.r(),
+            page.rv,
+            page.continue_token.as_deref(),
+            page.remaining,
+            &page.items,
+        ),
+    )))
+}
+
+fn watch_params(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let f = filter(t, req)?;
+    let rv = match req.param("resourceVersion").filter(|s| !s.is_empty()) {
+        None | Some("0") => None,
+        Some(s) => Some(
+            s.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version {s:?}")))?,
+        ),
+    };
+    let send_initial = match req.param("sendInitialEvents") {
+        None | Some("") => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "invalid sendInitialEvents {other:?}"
+            )))
+        }
+    };
+    let bookmarks = req.flag("allowWatchBookmarks");
+    if send_initial.is_some() {
+        let mut problems = Vec::new();
+        if req.param("resourceVersionMatch") != Some("NotOlderThan") {
+            problems.push("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+        }
+        if !bookmarks {
+            problems.push("allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true");
+        }
+        if !problems.is_empty() {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                format!(
+                    "ListOptions.meta.k8s.io \"\" is invalid: {}",
+                    problems.join(", ")
+                ),
+            ));
+        }
     }
-    let (res, ns, name) = t_in.parts();
-    Reply::Watch(Box::new(WatchParams {
-        res,
-        ns,
-        name,
-        labels,
-        fields,
+    let current = lock(&sim.store).rv;
+    if send_initial == Some(true) {
+        if let Some(n) = rv.filter(|&n| n > current) {
+            return Err(crate::store::too_large(n, current));
+        }
+    }
+    let from_rv = match send_initial {
+        Some(true) => None,
+        // Explicitly no initial events: start at the given RV, or now.
+        Some(false) => Some(rv.unwrap_or(current)),
+        None => rv,
+    };
+    let timeout = match req.param("timeoutSeconds").filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(Duration::from_secs(s.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid timeoutSeconds {s:?}"))
+        })?)),
+    };
+    Ok(Reply::Watch(Box::new(WatchParams {
+        filter: f,
         from_rv,
-        bookmarks: matches!(req.param("allowWatchBookmarks"), Some("true")),
-        send_initial,
-        timeout_secs: req.param("timeoutSeconds").and_then(|s| s.parse().ok()),
-    }))
-}
-
-/// Anything that names a watch target.
-pub trait WatchTarget {
-    fn parts(&self) -> (usize, Option<String>, Option<String>);
-}
-
-impl WatchTarget for Target {
-    fn parts(&self) -> (usize, Option<String>, Option<String>) {
-        (self.res, self.ns.clone(), self.name.clone())
-    }
+        bookmarks,
+        send_initial: send_initial == Some(true),
+        timeout,
+    })))
 }

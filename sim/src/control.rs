@@ -1,211 +1,208 @@
-//! /sim/* control endpoints for tests, the demo and benchmarks.
+//! `/sim/*` control endpoints for tests, the demo and benchmarks (JSON in
+//! and out, no token). Malformed bodies are 400 Status errors.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::api::{json_reply, status, Reply};
-use crate::http::Request;
+use crate::api::error_response;
+use crate::churn;
+use crate::faults::Faults;
+use crate::flood::flood;
+use crate::http::{Request, Response};
 use crate::resources::{by_plural, RESOURCES};
-use crate::seed::{churn_step, seed, Rng};
-use crate::state::{lock, Shared};
+use crate::rng::Rng;
+use crate::seed::{seed, SeedSpec};
+use crate::state::{lock, Sim};
+use crate::status::ApiError;
 
-fn body(req: &Request) -> Value {
-    serde_json::from_slice(&req.body).unwrap_or(json!({}))
+fn ok(v: Value) -> Result<Response, ApiError> {
+    Ok(Response::json(
+        200,
+        serde_json::to_vec(&v).unwrap_or_default(),
+    ))
 }
 
-fn ok() -> Reply {
-    json_reply(200, b"{\"ok\":true}".to_vec())
+fn body(req: &Request) -> Result<Value, ApiError> {
+    if req.body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    let v: Value = serde_json::from_slice(&req.body)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    Ok(v)
 }
 
-pub fn handle(state: &Shared, req: &Request) -> Reply {
-    let b = body(req);
-    match (req.method.as_str(), req.path.trim_end_matches('/')) {
-        ("GET", "/sim/stats") => {
-            let st = lock(state);
-            let objects: BTreeMap<&str, usize> = RESOURCES
-                .iter()
-                .zip(&st.objects)
-                .map(|(r, m)| (r.plural, m.len()))
-                .collect();
-            json_reply(200, serde_json::to_vec(&json!({
-                "resourceVersion": st.rv.to_string(), "openWatches": st.stats.open_watches,
-                "inFlight": st.stats.in_flight, "maxInFlight": st.stats.max_in_flight,
-                "requests": st.stats.requests, "objects": objects, "oldestResourceVersion": st.oldest_rv.to_string(),
-            })).unwrap_or_default())
-        }
+fn uint(b: &Value, key: &str, default: u64) -> Result<u64, ApiError> {
+    match b.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| ApiError::bad_request(format!("{key} must be a non-negative integer"))),
+    }
+}
+
+fn resource(name: &str) -> Result<usize, ApiError> {
+    by_plural(name).ok_or_else(|| ApiError::bad_request(format!("unknown resource {name:?}")))
+}
+
+/// Answer a `/sim/*` request.
+pub fn handle(sim: &Arc<Sim>, req: &Request) -> Response {
+    match route(sim, req) {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn stats(sim: &Sim) -> Value {
+    let st = lock(&sim.store);
+    let objects: BTreeMap<&str, usize> = RESOURCES
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.plural, st.count(i)))
+        .collect();
+    let s = &sim.stats;
+    let churn = lock(&sim.churn).clone();
+    json!({
+        "resourceVersion": st.rv.to_string(),
+        "oldestResourceVersion": st.oldest_rv.to_string(),
+        "historyEvents": st.history_len(),
+        "openWatches": s.open_watches.load(Ordering::SeqCst),
+        "inFlight": s.in_flight.load(Ordering::SeqCst),
+        "maxInFlight": s.max_in_flight.load(Ordering::SeqCst),
+        "requests": s.requests.load(Ordering::SeqCst),
+        "churnSteps": s.churn_steps.load(Ordering::Relaxed),
+        "floodEvents": s.flood_events.load(Ordering::Relaxed),
+        "churn": {"perSec": churn.per_sec, "seed": churn.seed},
+        "objects": objects,
+    })
+}
+
+fn route(sim: &Arc<Sim>, req: &Request) -> Result<Response, ApiError> {
+    let path = req.path.trim_end_matches('/');
+    match (req.method.as_str(), path) {
+        ("GET", "/sim/stats") => ok(stats(sim)),
         ("POST", "/sim/stats/reset") => {
-            let mut st = lock(state);
-            st.stats.max_in_flight = st.stats.in_flight;
-            st.stats.requests = 0;
-            ok()
+            sim.reset_stats();
+            ok(json!({"ok": true}))
         }
+        ("GET", "/sim/faults") => ok(lock(&sim.faults).to_json()),
         ("POST", "/sim/faults") => {
-            let mut st = lock(state);
-            let f = &mut st.faults;
-            *f = Default::default();
-            f.split_chunks = b["splitChunks"].as_bool().unwrap_or(false);
-            f.malformed_line_once = b["malformedLineOnce"].as_bool().unwrap_or(false);
-            f.drop_after_events = b["dropWatchesAfterEvents"].as_u64();
-            f.status429 = b
-                .pointer("/status429/count")
-                .and_then(Value::as_u64)
-                .unwrap_or(0) as u32;
-            f.retry_after = b
-                .pointer("/status429/retryAfterSeconds")
-                .and_then(Value::as_u64)
-                .unwrap_or(1) as u32;
-            f.status500 = b
-                .pointer("/status500/count")
-                .and_then(Value::as_u64)
-                .unwrap_or(0) as u32;
-            f.latency_ms = b["latencyMs"].as_u64().unwrap_or(0);
-            f.seed = b["seed"].as_u64().unwrap_or(1);
-            ok()
+            let f = Faults::from_json(&body(req)?).map_err(ApiError::bad_request)?;
+            let shown = f.to_json();
+            *lock(&sim.faults) = f;
+            ok(shown)
         }
         ("POST", "/sim/faults/clear") => {
-            lock(state).faults = Default::default();
-            ok()
+            *lock(&sim.faults) = Faults::default();
+            ok(json!({"ok": true}))
         }
         ("POST", "/sim/compact") => {
-            lock(state).compact();
-            state.1.notify_all();
-            ok()
+            let rv = sim.write(|st| {
+                st.compact();
+                st.rv
+            });
+            ok(json!({"ok": true, "resourceVersion": rv.to_string()}))
         }
-        ("POST", "/sim/drop-watches") => {
-            lock(state).drop_gen += 1;
-            state.1.notify_all();
-            ok()
-        }
+        ("POST", "/sim/drop-watches") => ok(json!({"ok": true, "dropped": sim.drop_watches()})),
         ("POST", "/sim/churn") => {
-            let mut st = lock(state);
-            st.churn_per_sec = b["perSec"].as_f64().unwrap_or(0.0).max(0.0);
-            st.churn_seed = b["seed"].as_u64().unwrap_or(st.churn_seed);
-            ok()
+            let b = body(req)?;
+            let per_sec = match b.get("perSec") {
+                None | Some(Value::Null) => 0.0,
+                Some(v) => v
+                    .as_f64()
+                    .filter(|r| r.is_finite() && *r >= 0.0)
+                    .ok_or_else(|| ApiError::bad_request("perSec must be a non-negative number"))?,
+            };
+            let mut c = lock(&sim.churn);
+            c.per_sec = per_sec.min(1_000_000.0);
+            c.seed = uint(&b, "seed", c.seed)?;
+            c.generation += 1;
+            ok(json!({"ok": true, "perSec": c.per_sec, "seed": c.seed}))
         }
         ("POST", "/sim/churn/steps") => {
-            let mut st = lock(state);
-            let mut rng = Rng(b["seed"].as_u64().unwrap_or(1));
-            for _ in 0..b["steps"].as_u64().unwrap_or(1).min(1_000_000) {
-                churn_step(&mut st, &mut rng);
-            }
-            let rv = st.rv.to_string();
-            drop(st);
-            state.1.notify_all();
-            json_reply(
-                200,
-                serde_json::to_vec(&json!({"resourceVersion": rv})).unwrap_or_default(),
-            )
+            let b = body(req)?;
+            let steps = uint(&b, "steps", 1)?.min(1_000_000);
+            let mut rng = Rng(uint(&b, "seed", 1)?);
+            let rv = sim.write(|st| {
+                for _ in 0..steps {
+                    churn::step(st, &mut rng);
+                }
+                st.rv
+            });
+            ok(json!({"resourceVersion": rv.to_string()}))
         }
         ("POST", "/sim/seed") => {
-            let mut st = lock(state);
-            if let Some(pods) = by_plural("pods") {
-                let keys: Vec<_> = st.objects[pods].keys().cloned().collect();
-                for (ns, name) in keys {
-                    let _ = st.delete(pods, &ns, &name);
-                }
-            }
-            seed(
-                &mut st,
-                b["seed"].as_u64().unwrap_or(1),
-                b["namespaces"].as_u64().unwrap_or(3) as usize,
-                b["pods"].as_u64().unwrap_or(30) as usize,
-                b["podBytes"].as_u64().unwrap_or(2500) as usize,
-            );
-            let rv = st.rv.to_string();
-            drop(st);
-            state.1.notify_all();
-            json_reply(
-                200,
-                serde_json::to_vec(&json!({"resourceVersion": rv})).unwrap_or_default(),
-            )
+            let b = body(req)?;
+            let spec = SeedSpec {
+                seed: uint(&b, "seed", 1)?,
+                namespaces: uint(&b, "namespaces", 3)?.clamp(1, 10_000) as usize,
+                pods: uint(&b, "pods", 30)?.min(1_000_000) as usize,
+                pod_bytes: uint(&b, "podBytes", 2500)?.min(1 << 20) as usize,
+            };
+            let rv = sim.write(|st| {
+                seed(st, &spec);
+                st.rv
+            });
+            ok(json!({"resourceVersion": rv.to_string()}))
         }
         ("POST", "/sim/flood") => {
-            let res = by_plural(b["resource"].as_str().unwrap_or("pods")).unwrap_or(0);
-            let events = b["events"].as_u64().unwrap_or(1000);
-            let state = state.clone();
-            std::thread::spawn(move || flood(&state, res, events));
-            ok()
+            let b = body(req)?;
+            let res = resource(b.get("resource").and_then(Value::as_str).unwrap_or("pods"))?;
+            let events = uint(&b, "events", 1000)?;
+            let start = lock(&sim.store).rv;
+            if b.get("wait").and_then(Value::as_bool).unwrap_or(false) {
+                let written = flood(sim, res, events);
+                let rv = lock(&sim.store).rv;
+                return ok(
+                    json!({"ok": true, "fromResourceVersion": start.to_string(), "events": written, "resourceVersion": rv.to_string()}),
+                );
+            }
+            let s = sim.clone();
+            std::thread::Builder::new()
+                .name("kubewasm-sim-flood".into())
+                .spawn(move || flood(&s, res, events))
+                .map_err(|e| {
+                    ApiError::new(500, "InternalError", format!("cannot start the flood: {e}"))
+                })?;
+            ok(json!({"ok": true, "fromResourceVersion": start.to_string()}))
         }
         ("GET", "/sim/state") => {
-            let res = req.param("resource").and_then(by_plural).unwrap_or(0);
-            let st = lock(state);
-            let items: BTreeMap<String, String> = st.objects[res]
-                .iter()
+            let res = resource(req.param("resource").unwrap_or("pods"))?;
+            let st = lock(&sim.store);
+            let items: BTreeMap<String, String> = st
+                .iter(res)
                 .map(|((ns, name), o)| {
-                    (
-                        if ns.is_empty() {
-                            name.clone()
-                        } else {
-                            format!("{ns}/{name}")
-                        },
-                        o.rv.to_string(),
-                    )
+                    let key = if ns.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{ns}/{name}")
+                    };
+                    (key, o.rv.to_string())
                 })
                 .collect();
-            json_reply(
-                200,
-                serde_json::to_vec(&json!({"resourceVersion": st.rv.to_string(), "items": items}))
-                    .unwrap_or_default(),
-            )
+            ok(json!({"resourceVersion": st.rv.to_string(), "items": items}))
         }
-        _ => status(404, "NotFound", "unknown control endpoint"),
-    }
-}
-
-/// Touch pods round robin, pacing to the slowest open watch so none falls
-/// out of the history window.
-fn flood(state: &Shared, res: usize, events: u64) {
-    let keys: Vec<(String, String)> = lock(state).objects[res].keys().cloned().collect();
-    if keys.is_empty() {
-        return;
-    }
-    let mut done = 0u64;
-    while done < events {
-        let mut st = lock(state);
-        let window = (st.history_cap as u64 / 2).max(1);
-        let slowest = st.watch_progress.values().min().copied();
-        if slowest.is_some_and(|s| st.rv.saturating_sub(s) > window) {
-            let _ = state.1.wait_timeout(st, Duration::from_millis(5));
-            continue;
-        }
-        for _ in 0..500.min(events - done) {
-            let key = &keys[(done % keys.len() as u64) as usize];
-            st.touch(res, key);
-            done += 1;
-        }
-        drop(st);
-        state.1.notify_all();
-    }
-}
-
-/// Background churn at the configured rate.
-pub fn churn_loop(state: Shared) {
-    let mut rng = Rng(1);
-    let mut seeded = 0;
-    loop {
-        let rate = {
-            let st = lock(&state);
-            if st.churn_seed != seeded {
-                seeded = st.churn_seed;
-                rng = Rng(seeded);
-            }
-            st.churn_per_sec
-        };
-        if rate <= 0.0 {
-            std::thread::sleep(Duration::from_millis(100));
-            continue;
-        }
-        // Batch small intervals so high rates stay accurate.
-        let per_tick = (rate / 50.0).ceil().max(1.0) as u64;
-        {
-            let mut st = lock(&state);
-            for _ in 0..per_tick {
-                churn_step(&mut st, &mut rng);
-            }
-        }
-        state.1.notify_all();
-        std::thread::sleep(Duration::from_secs_f64(per_tick as f64 / rate));
+        (
+            _,
+            "/sim/stats" | "/sim/stats/reset" | "/sim/faults" | "/sim/faults/clear"
+            | "/sim/compact" | "/sim/drop-watches" | "/sim/churn" | "/sim/churn/steps"
+            | "/sim/seed" | "/sim/flood" | "/sim/state",
+        ) => Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            format!("{} is not allowed on {path}", req.method),
+        )),
+        _ => Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("unknown control endpoint {path}"),
+        )),
     }
 }

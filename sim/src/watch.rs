@@ -1,234 +1,319 @@
-//! Streaming a watch: replay from history, live events, bookmarks, initial
-//! events for watch-list, timeouts, 410 for compacted RVs, and faults.
+//! Streaming a watch: chunked JSON lines, one chunk per event, written as
+//! soon as events exist (everything available at once goes out in one
+//! write). Replay from the history, the current state first when no RV is
+//! given, `sendInitialEvents` with the `k8s.io/initial-events-end` bookmark,
+//! periodic bookmarks, `timeoutSeconds`, 410 for a compacted RV, and the
+//! watch faults (split chunks, a malformed line, drop after N events, drop
+//! on demand).
+//!
+//! Events are serialized once, when written to the store; every watcher
+//! frames the same shared bytes between a constant prefix and suffix.
 
-use std::io;
+use std::io::{self, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::api::WatchParams;
-use crate::http::{write_chunk, write_chunked_end, write_chunked_head};
+use crate::http::{frame_chunk, pieces, write_stream_head, END_CHUNK};
 use crate::resources::RESOURCES;
-use crate::seed::Rng;
-use crate::state::{lock, status_json, Shared};
+use crate::rng::Rng;
+use crate::state::{lock, Sim};
+use crate::status::ApiError;
+use crate::store::{EventType, Filter, Obj, Since};
 
-struct WatchGuard {
-    state: Shared,
-    id: u64,
+/// History entries looked at per lock hold.
+const MAX_SCAN: usize = 4096;
+/// Bytes gathered before a write.
+const WRITE_BATCH: usize = 256 << 10;
+/// How often an idle watch checks that its client is still there.
+const IDLE_CHECK: Duration = Duration::from_millis(200);
+
+/// A parsed watch request.
+#[derive(Debug, Default)]
+pub struct WatchParams {
+    /// What to watch.
+    pub filter: Filter,
+    /// Start after this RV; None (no RV or "0") = the current state first.
+    pub from_rv: Option<u64>,
+    /// allowWatchBookmarks.
+    pub bookmarks: bool,
+    /// sendInitialEvents (with resourceVersionMatch=NotOlderThan).
+    pub send_initial: bool,
+    /// timeoutSeconds.
+    pub timeout: Option<Duration>,
 }
 
-impl Drop for WatchGuard {
-    fn drop(&mut self) {
-        let mut st = lock(&self.state);
-        st.stats.open_watches -= 1;
-        st.watch_progress.remove(&self.id);
-        drop(st);
-        self.state.1.notify_all();
-    }
+fn prefix(kind: &str) -> Vec<u8> {
+    format!("{{\"type\":\"{kind}\",\"object\":").into_bytes()
 }
 
-fn line(kind: &str, obj: &Value) -> Vec<u8> {
-    let mut l = serde_json::to_vec(&json!({"type": kind, "object": obj})).unwrap_or_default();
-    l.push(b'\n');
+/// One watch line (without framing) for an arbitrary object, `type` first
+/// like every other line.
+fn line(kind: &str, object: &serde_json::Value) -> Vec<u8> {
+    let mut l = prefix(kind);
+    l.extend_from_slice(&serde_json::to_vec(object).unwrap_or_default());
+    l.extend_from_slice(b"}\n");
     l
 }
 
 fn bookmark(res: usize, rv: u64, initial_end: bool) -> Vec<u8> {
-    let r = &RESOURCES[res];
+    let (kind, api_version) = RESOURCES
+        .get(res)
+        .map(|r| (r.kind, r.api_version()))
+        .unwrap_or(("", String::new()));
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     line(
         "BOOKMARK",
-        &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
+        &json!({"kind": kind, "apiVersion": api_version, "metadata": meta}),
     )
 }
 
 /// Whether the peer has closed its side (checked while idle).
 fn peer_closed(stream: &TcpStream) -> bool {
     let mut buf = [0u8; 1];
-    let _ = stream.set_nonblocking(true);
-    let closed = matches!(stream.peek(&mut buf), Ok(0));
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let closed = match stream.peek(&mut buf) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+    };
     let _ = stream.set_nonblocking(false);
     closed
+}
+
+/// Why a stream ends early.
+enum End {
+    /// Close without the final chunk (a fault or a dropped watch).
+    Abrupt,
 }
 
 struct Writer<'a> {
     stream: &'a mut TcpStream,
     split: Option<Rng>,
+    buf: Vec<u8>,
+    prefixes: [Vec<u8>; 3],
+    sent: u64,
+    drop_after: Option<u64>,
 }
 
 impl Writer<'_> {
-    fn send(&mut self, data: &[u8]) -> io::Result<()> {
-        match &mut self.split {
-            None => write_chunk(self.stream, data),
-            Some(rng) => {
-                let mut rest = data;
-                while !rest.is_empty() {
-                    let n = (1 + rng.below(7) as usize).min(rest.len());
-                    write_chunk(self.stream, &rest[..n])?;
-                    rest = &rest[n..];
-                }
-                Ok(())
+    /// Queue one line-object (prefix + object + `}\n`) as one chunk.
+    fn event(&mut self, kind: EventType, obj: &Obj) -> io::Result<Result<(), End>> {
+        let idx = match kind {
+            EventType::Added => 0,
+            EventType::Modified => 1,
+            EventType::Deleted => 2,
+        };
+        let pre = self
+            .prefixes
+            .get(idx)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(rng) = &mut self.split {
+            let whole = [pre, &obj.bytes, b"}\n"].concat();
+            for piece in pieces(&whole, rng) {
+                let mut out = Vec::with_capacity(16);
+                frame_chunk(&mut out, &[piece]);
+                self.stream.write_all(&out)?;
+                self.stream.flush()?;
+            }
+        } else {
+            frame_chunk(&mut self.buf, &[pre, &obj.bytes, b"}\n"]);
+            if self.buf.len() >= WRITE_BATCH {
+                self.flush()?;
             }
         }
+        self.sent += 1;
+        if self.drop_after.is_some_and(|n| self.sent >= n) {
+            self.flush()?;
+            return Ok(Err(End::Abrupt));
+        }
+        Ok(Ok(()))
+    }
+
+    /// Queue an arbitrary line as one chunk.
+    fn raw(&mut self, line: &[u8]) -> io::Result<()> {
+        if let Some(rng) = &mut self.split {
+            for piece in pieces(line, rng) {
+                let mut out = Vec::with_capacity(16);
+                frame_chunk(&mut out, &[piece]);
+                self.stream.write_all(&out)?;
+                self.stream.flush()?;
+            }
+            Ok(())
+        } else {
+            frame_chunk(&mut self.buf, &[line]);
+            Ok(())
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.stream.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        self.stream.flush()
+    }
+
+    /// End cleanly with the terminating chunk.
+    fn finish(&mut self) -> io::Result<()> {
+        self.buf.extend_from_slice(END_CHUNK);
+        self.flush()
     }
 }
 
-pub fn serve(state: &Shared, stream: &mut TcpStream, p: WatchParams) -> io::Result<()> {
-    let (id, drop_gen, faults) = {
-        let mut st = lock(state);
-        st.stats.open_watches += 1;
-        let id = st.next_watch_id;
-        st.next_watch_id += 1;
-        let faults = st.faults.clone();
-        st.faults.malformed_line_once = false;
-        (id, st.drop_gen, faults)
-    };
-    let _guard = WatchGuard {
-        state: state.clone(),
-        id,
-    };
-    write_chunked_head(stream, "application/json")?;
-    let split = faults.split_chunks.then_some(Rng(faults.seed ^ id));
-    let mut w = Writer { stream, split };
-    if faults.malformed_line_once {
-        w.send(b"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\n")?;
-        return Ok(()); // abrupt close
+struct Registration<'a> {
+    sim: &'a Sim,
+    id: u64,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.sim.close_watch(self.id);
     }
-    let deadline = p
-        .timeout_secs
-        .map(|s| Instant::now() + Duration::from_secs(s));
-    let matches = |o: &Value| {
-        p.ns.as_deref()
-            .is_none_or(|n| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n))
-            && p.name
-                .as_deref()
-                .is_none_or(|n| o.pointer("/metadata/name").and_then(Value::as_str) == Some(n))
-            && p.labels.matches(o)
-            && p.fields.matches(o)
+}
+
+fn expired_line(from: u64, oldest: u64) -> Vec<u8> {
+    let e = ApiError::expired(format!("too old resource version: {from} ({oldest})"));
+    line("ERROR", &e.to_value())
+}
+
+/// Stream a watch until it ends; the caller closes the connection after.
+pub fn serve(sim: &Sim, stream: &mut TcpStream, p: WatchParams) -> io::Result<()> {
+    let faults = {
+        let mut f = lock(&sim.faults);
+        let snapshot = f.clone();
+        f.malformed_line_once = false;
+        snapshot
     };
-    let mut sent_events = 0u64;
-    // Where the stream starts.
-    let mut last = {
-        let st = lock(state);
+    let drop_generation = sim.drop_generation.load(Ordering::SeqCst);
+    let start_rv = lock(&sim.store).rv;
+    let id = sim.open_watch(stream.try_clone().ok(), p.from_rv.unwrap_or(start_rv));
+    let _registration = Registration { sim, id };
+    write_stream_head(stream, "application/json")?;
+    let probe = stream.try_clone()?;
+    let mut w = Writer {
+        stream,
+        split: faults
+            .split_chunks
+            .then(|| Rng(faults.seed ^ id.wrapping_mul(0x9E37_79B9))),
+        buf: Vec::with_capacity(64 << 10),
+        prefixes: [
+            prefix(EventType::Added.as_str()),
+            prefix(EventType::Modified.as_str()),
+            prefix(EventType::Deleted.as_str()),
+        ],
+        sent: 0,
+        drop_after: faults.drop_after_events,
+    };
+    if faults.malformed_line_once {
+        w.raw(b"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\n")?;
+        return w.flush(); // and close abruptly
+    }
+    let deadline = p.timeout.map(|t| Instant::now() + t);
+    let res = p.filter.res;
+
+    // Where the stream starts: replay after an RV, or the current state first.
+    let (mut last, initial) = {
+        let st = lock(&sim.store);
         match p.from_rv {
-            Some(rv) if rv > 0 && !p.send_initial => {
+            Some(rv) if !p.send_initial => {
                 if rv < st.oldest_rv {
-                    let status = status_json(
-                        410,
-                        "Expired",
-                        &format!("too old resource version: {rv} ({})", st.oldest_rv),
-                    );
-                    let mut l = b"{\"type\":\"ERROR\",\"object\":".to_vec();
-                    l.extend_from_slice(&status);
-                    l.extend_from_slice(b"}\n");
+                    let l = expired_line(rv, st.oldest_rv);
                     drop(st);
-                    w.send(&l)?;
-                    return write_chunked_end(w.stream);
+                    w.raw(&l)?;
+                    return w.finish();
                 }
-                rv
+                (rv, Vec::new())
             }
-            _ => {
-                // No RV, RV "0", or watch-list: the current state as ADDED first.
-                let rv = st.rv;
-                let initial: Vec<Arc<Vec<u8>>> = st.objects[p.res]
-                    .values()
-                    .filter(|o| matches(&o.value))
-                    .map(|o| {
-                        let mut l = b"{\"type\":\"ADDED\",\"object\":".to_vec();
-                        l.extend_from_slice(&o.bytes);
-                        l.extend_from_slice(b"}\n");
-                        Arc::new(l)
-                    })
-                    .collect();
-                drop(st);
-                for l in initial {
-                    w.send(&l)?;
-                }
-                if p.send_initial {
-                    w.send(&bookmark(p.res, rv, true))?;
-                }
-                rv
-            }
+            _ => (st.rv, st.items_at(st.rv, &p.filter).unwrap_or_default()),
         }
     };
-    let mut last_bookmark = Instant::now();
-    loop {
-        let mut batch: Vec<Arc<Vec<u8>>> = Vec::new();
-        let mut close_abruptly = false;
-        let mut expired = false;
-        {
-            let mut st = lock(state);
-            loop {
-                if st.drop_gen != drop_gen {
-                    close_abruptly = true;
-                    break;
-                }
-                if last < st.oldest_rv && st.rv > last {
-                    expired = true;
-                    break;
-                }
-                let start = st.history.partition_point(|e| e.rv <= last);
-                if start < st.history.len() {
-                    for e in st.history.iter().skip(start).take(2000) {
-                        if e.res == p.res && matches(&e.obj) {
-                            batch.push(e.line.clone());
-                        }
-                        last = e.rv;
-                    }
-                    break;
-                }
-                if deadline.is_some_and(|d| Instant::now() >= d)
-                    || last_bookmark.elapsed() >= Duration::from_secs(1)
-                {
-                    break;
-                }
-                st.watch_progress.insert(id, last);
-                let (g, _) = match state.1.wait_timeout(st, Duration::from_millis(200)) {
-                    Ok(x) => x,
-                    Err(p) => p.into_inner(),
-                };
-                st = g;
-                if peer_closed(w.stream) {
-                    return Ok(());
-                }
-            }
-            st.watch_progress.insert(id, last);
-        }
-        if close_abruptly {
+    for obj in &initial {
+        if let Err(End::Abrupt) = w.event(EventType::Added, obj)? {
             return Ok(());
         }
-        if expired {
-            let status = status_json(410, "Expired", &format!("too old resource version: {last}"));
-            let mut l = b"{\"type\":\"ERROR\",\"object\":".to_vec();
-            l.extend_from_slice(&status);
-            l.extend_from_slice(b"}\n");
-            w.send(&l)?;
-            return write_chunked_end(w.stream);
+    }
+    drop(initial);
+    if p.send_initial {
+        w.raw(&bookmark(res, last, true))?;
+    }
+    w.flush()?;
+    sim.watch_progress(id, last);
+
+    let mut last_bookmark = Instant::now();
+    let mut last_probe = Instant::now();
+    loop {
+        enum Step {
+            Dropped,
+            Expired(u64),
+            Events(Vec<(EventType, Obj)>, u64),
+            Idle,
         }
-        for l in &batch {
-            w.send(l)?;
-            sent_events += 1;
-            if faults.drop_after_events.is_some_and(|n| sent_events >= n) {
-                return Ok(()); // abrupt close mid-stream
+        let step = {
+            let mut st = lock(&sim.store);
+            let wake = Instant::now() + IDLE_CHECK;
+            loop {
+                if sim.drop_generation.load(Ordering::SeqCst) != drop_generation {
+                    break Step::Dropped;
+                }
+                match st.events_after(last, &p.filter, MAX_SCAN) {
+                    Since::Expired(oldest) => break Step::Expired(oldest),
+                    Since::Events(evs, scanned) if scanned > last => {
+                        break Step::Events(evs, scanned)
+                    }
+                    Since::Events(..) => {}
+                }
+                let now = Instant::now();
+                if now >= wake {
+                    break Step::Idle;
+                }
+                st = match sim.changed.wait_timeout(st, wake - now) {
+                    Ok((g, _)) => g,
+                    Err(poisoned) => poisoned.into_inner().0,
+                };
             }
-        }
-        state.1.notify_all();
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return write_chunked_end(w.stream);
-        }
-        if batch.is_empty() && last_bookmark.elapsed() >= Duration::from_secs(1) {
-            if p.bookmarks {
-                w.send(&bookmark(p.res, last, false))?;
+        };
+        match step {
+            Step::Dropped => return Ok(()),
+            Step::Expired(oldest) => {
+                w.raw(&expired_line(last, oldest))?;
+                return w.finish();
             }
-            last_bookmark = Instant::now();
-            if peer_closed(w.stream) {
+            Step::Events(evs, scanned) => {
+                for (kind, obj) in &evs {
+                    if let Err(End::Abrupt) = w.event(*kind, obj)? {
+                        return Ok(());
+                    }
+                }
+                w.flush()?;
+                last = scanned;
+                sim.watch_progress(id, last);
+            }
+            Step::Idle => {}
+        }
+        // A client that went away is noticed even while other resources'
+        // writes keep this watch scanning without writing anything.
+        if last_probe.elapsed() >= IDLE_CHECK {
+            if peer_closed(&probe) {
                 return Ok(());
             }
+            last_probe = Instant::now();
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return w.finish();
+        }
+        if p.bookmarks && last_bookmark.elapsed() >= sim.bookmark_interval {
+            w.raw(&bookmark(res, last, false))?;
+            w.flush()?;
+            last_bookmark = Instant::now();
         }
     }
 }
