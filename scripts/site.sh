@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Assembles the dashboard site (www/ plus the built package) in target/demo-site.
+# Builds the dashboard (www/, a Vite + TypeScript app that depends on the
+# built package in pkg/ through `file:../pkg`) into target/demo-site.
+# Run `make build` (scripts/build-pkg.sh) first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-site=target/demo-site
-rm -rf "$site" && mkdir -p "$site"
-cp -R www/. "$site/"
-cp -R pkg "$site/pkg"
+[ -f pkg/package.json ] || { echo "pkg/ is missing: run make build first" >&2; exit 1; }
+cd www
+# Install once per lockfile change; `file:../pkg` is a symlink, so a rebuilt
+# package is picked up without reinstalling.
+{ [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] && [ -e node_modules/kubewasm/package.json ]; } \
+  || npm ci --no-audit --no-fund --loglevel=error
+npm run --silent build -- --outDir ../target/demo-site --emptyOutDir --logLevel warn
+echo "built the dashboard in target/demo-site"

@@ -1,142 +1,289 @@
-// The demo dashboard in headless Chromium (playwright-core, Debian's chromium)
-// against kubewasm-sim serving the built site same-origin.
-import { test, before, after } from 'node:test';
+// The demo dashboard (the built Vite app) in headless Chromium against
+// kubewasm-sim, which serves it same-origin. Screenshots go to tests/artifacts/.
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+import { artifacts, launch, startPrefixProxy, startSim, until } from './harness.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const artifacts = join(root, 'tests', 'artifacts');
-mkdirSync(artifacts, { recursive: true });
-
-let sim, url, browser, page;
+let sim, browser, page;
 const pageErrors = [];
+const shot = (name) => page.screenshot({ path: join(artifacts, `${name}.png`) });
 
-async function startSim() {
-  const proc = spawn(join(root, 'target', 'release', 'kubewasm-sim'),
-    ['--port', '0', '--static-dir', join(root, 'target', 'demo-site'), '--namespaces', '5', '--pods', '300', '--seed', '3'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise((resolve, reject) => {
-    let buf = '';
-    proc.stdout.on('data', (d) => {
-      buf += d;
-      const m = buf.match(/LISTENING (\S+)/);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (c) => reject(new Error(`kubewasm-sim exited with ${c}`)));
-  });
-  return { proc, url: line };
+const simPods = async () => (await sim.call('/sim/state?resource=pods')).items;
+const sorted = (o) => JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))));
+const cachedPods = () => page.evaluate(() => window.kubewasmDashboard.state('pods'));
+const rowsShown = () => page.evaluate(() => Number(document.getElementById('table').dataset.rows));
+const visible = (cls) => page.locator(`#table tbody tr:not(.pad) td.${cls}`).allTextContents();
+const dash = (fn, arg) => page.evaluate(fn, arg);
+const listCount = async (query) => {
+  const r = await fetch(`${sim.url}/api/v1/pods?${query}`);
+  return (await r.json()).items.length;
+};
+
+/** Cache and table both equal the sim's pods. */
+async function convergesToSim(what) {
+  await until(async () => {
+    const want = await simPods();
+    return sorted(await cachedPods()) === sorted(want) && (await rowsShown()) === Object.keys(want).length;
+  }, 20_000, what);
+  // The rows kept from diffs are exactly the informer's snapshot, in its order.
+  await until(() => dash(() => {
+    const d = window.kubewasmDashboard;
+    const snap = d.cache('pods').getSnapshot().map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    return JSON.stringify(d.rowKeys()) === JSON.stringify(snap);
+  }), 2_000, `${what}: rows in snapshot order`);
 }
 
-const sim$ = async (path, body) => (await fetch(url + path, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) })).json();
-const simCount = async () => Object.keys((await sim$('/sim/state?resource=pods')).items).length;
-const tableCount = () => page.evaluate(() => Number(document.getElementById('count').dataset.count || -1));
-const cachedState = () => page.evaluate(() => {
-  const inf = window.kubewasmDashboard.state.informer;
-  return Object.fromEntries(inf.getSnapshot().map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p.metadata.resourceVersion]));
+/** Record every text the connection status shows, however briefly. */
+const recordStatusTexts = () => page.evaluate(() => {
+  const seen = (window.__statusTexts = []);
+  const grab = () => {
+    seen.push(document.getElementById('status').textContent);
+    const row = document.querySelector('#connections tr[data-informer="pods"] td.state');
+    if (row) seen.push(row.textContent);
+  };
+  window.__statusObserver?.disconnect();
+  window.__statusObserver = new MutationObserver(grab);
+  window.__statusObserver.observe(document.querySelector('header'), { subtree: true, childList: true, characterData: true });
+  window.__statusObserver.observe(document.getElementById('connections'), { subtree: true, childList: true, characterData: true });
 });
-async function until(cond, ms = 10_000, what = 'condition') {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const statusTexts = () => page.evaluate(() => window.__statusTexts);
 
 before(async () => {
-  ({ proc: sim, url } = await startSim());
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  sim = await startSim(['--namespaces', '5', '--pods', '300', '--seed', '3']);
+  browser = await launch();
+  page = await browser.context.newPage();
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(url + '/');
+  await page.goto(sim.url + '/');
 });
 
 after(async () => {
   await browser?.close();
-  sim?.kill();
+  sim?.stop();
 });
 
-test('the pod table reaches the sim\'s pod count', async () => {
-  const want = await simCount();
-  await until(async () => (await tableCount()) === want, 15_000, `count ${want}`);
-  await until(async () => (await page.locator('#table tbody tr').count()) > 0, 5_000, 'rows');
-  await page.screenshot({ path: join(artifacts, 'dashboard-pods.png') });
+test('the page loads and the pod table reaches the sim\'s pod count', async () => {
+  const want = Object.keys(await simPods()).length;
+  assert.equal(want, 300);
+  await until(async () => (await rowsShown()) === want, 15_000, `${want} rows`);
+  assert.equal(await page.getAttribute('#count', 'data-count'), String(want));
+  // Virtualized: only the viewport's rows exist in the DOM.
+  const inDom = await page.locator('#table tbody tr:not(.pad)').count();
+  assert.ok(inDom > 10 && inDom < 120, `${inDom} rows in the DOM`);
+  await until(async () => /watching/.test(await page.textContent('#status')), 5_000, 'watching');
+  await shot('dashboard-pods');
   assert.deepEqual(pageErrors, []);
 });
 
+test('discovery lists every resource, the CRD included, and any of them can be browsed', async () => {
+  const labels = await page.locator('#resource option').allTextContents();
+  for (const r of ['pods (Pod)', 'deployments (Deployment)', 'widgets (Widget)', 'nodes (Node)']) assert.ok(labels.includes(r), `${r} in ${labels}`);
+  const widgets = await page.locator('#resource option', { hasText: 'widgets (Widget)' }).getAttribute('value');
+  await page.selectOption('#resource', widgets);
+  try {
+    const want = Object.keys((await sim.call('/sim/state?resource=widgets')).items).length;
+    assert.ok(want > 0);
+    await until(async () => (await rowsShown()) === want, 10_000, `${want} widgets`);
+    const statuses = await visible('status');
+    assert.ok(statuses.length > 0 && statuses.every((s) => s.length > 0), `widget statuses: ${statuses}`);
+    await shot('dashboard-widgets');
+  } finally {
+    const pods = await page.locator('#resource option', { hasText: 'pods (Pod)' }).getAttribute('value');
+    await page.selectOption('#resource', pods);
+  }
+  await until(async () => (await rowsShown()) === 300, 10_000, 'back to pods');
+});
+
 test('a pod deleted through the API disappears within 1 s', async () => {
-  const key = await page.locator('#table tbody tr').first().getAttribute('data-key');
+  const key = await page.locator('#table tbody tr:not(.pad)').first().getAttribute('data-key');
   const [ns, name] = key.split('/');
-  const r = await fetch(`${url}/api/v1/namespaces/${ns}/pods/${name}`, { method: 'DELETE' });
+  const r = await fetch(`${sim.url}/api/v1/namespaces/${ns}/pods/${name}`, { method: 'DELETE' });
   assert.equal(r.status, 200);
   const t0 = Date.now();
-  await until(async () => (await page.locator(`#table tbody tr[data-key="${key}"]`).count()) === 0, 1_000, 'row removal');
-  assert.ok(Date.now() - t0 <= 1_000);
+  await page.waitForFunction((k) => !document.querySelector(`#table tbody tr[data-key="${k}"]`)
+    && Number(document.getElementById('table').dataset.rows) === 299, key, { polling: 'raf', timeout: 1_000 });
+  assert.ok(Date.now() - t0 <= 1_000, `${Date.now() - t0} ms`);
 });
 
 test('a label selector filters the table; a malformed one shows an inline error', async () => {
+  const want = await listCount('labelSelector=app%3Dweb');
+  assert.ok(want > 0 && want < 299);
   await page.fill('#selector', 'app=web');
-  await until(async () => {
-    const labels = await page.locator('#table tbody td.labels').allTextContents();
-    return labels.length > 0 && labels.every((l) => l.split(', ').includes('app=web'));
-  }, 5_000, 'filtered rows');
-  await page.screenshot({ path: join(artifacts, 'dashboard-selector.png') });
+  await until(async () => (await rowsShown()) === want, 5_000, `${want} rows for app=web`);
+  const labels = await visible('labels');
+  assert.ok(labels.length > 0 && labels.every((l) => l.split(', ').includes('app=web')), labels.join(' | '));
+  await shot('dashboard-selector');
+
   await page.fill('#selector', 'app in (web');
   await until(async () => (await page.textContent('#selector-error')).length > 0, 5_000, 'inline error');
-  assert.match(await page.textContent('#selector-error'), /at \d+/);
-  await page.screenshot({ path: join(artifacts, 'dashboard-selector-error.png') });
+  assert.equal(await page.getAttribute('#selector', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('#selector-error'), /\d/, 'the error says where');
+  // The last valid filter stays in place while the selector is being typed.
+  assert.equal(await rowsShown(), want);
+  await shot('dashboard-selector-error');
+
+  await page.fill('#selector', 'app in (web,api),tier!=data');
+  const want2 = await listCount('labelSelector=' + encodeURIComponent('app in (web,api),tier!=data'));
+  await until(async () => (await rowsShown()) === want2, 5_000, `${want2} rows for a set selector`);
+  assert.equal(await page.textContent('#selector-error'), '');
+  assert.equal(await page.getAttribute('#selector', 'aria-invalid'), null);
   await page.fill('#selector', '');
-  await until(async () => (await page.textContent('#selector-error')) === '', 5_000, 'error cleared');
+  await until(async () => (await rowsShown()) === 299, 5_000, 'unfiltered');
 });
 
-test('a dropped watch shows a reconnect and recovers to the sim\'s state', async () => {
-  const before = await page.evaluate(() => window.kubewasmDashboard.state.informer.status.reconnects);
-  await sim$('/sim/faults', { status429: { count: 1, retryAfterSeconds: 1 } });
-  await sim$('/sim/drop-watches', {});
-  await sim$('/sim/churn/steps', { steps: 20, seed: 5 });
-  await until(async () => (await page.evaluate(() => window.kubewasmDashboard.state.informer.status.reconnects)) > before, 10_000, 'reconnect');
+test('namespace and text filters narrow the table; headers sort it', async () => {
+  const namespaces = (await (await fetch(`${sim.url}/api/v1/namespaces`)).json()).items.map((n) => n.metadata.name);
+  const counts = await Promise.all(namespaces.map((n) => listCount(`fieldSelector=metadata.namespace%3D${n}`)));
+  // The second-busiest namespace: a real subset of the pods.
+  const ns = namespaces.map((n, i) => [n, counts[i]]).sort((a, b) => b[1] - a[1])[1][0];
+  await page.selectOption('#namespace', ns);
+  const want = await listCount(`fieldSelector=metadata.namespace%3D${ns}`);
+  assert.ok(want > 0 && want < 299);
+  await until(async () => (await rowsShown()) === want, 5_000, `${want} rows in ${ns}`);
+  assert.ok((await visible('ns')).every((n) => n === ns));
+  await page.fill('#text', 'web');
   await until(async () => {
-    const want = (await sim$('/sim/state?resource=pods')).items;
-    return JSON.stringify(await cachedState()) === JSON.stringify(Object.fromEntries(Object.entries(want).sort()));
-  }, 15_000, 'state equal to the sim');
-  await sim$('/sim/faults/clear', {});
+    const names = await visible('name');
+    return names.length > 0 && names.every((n) => n.includes('web')) && (await rowsShown()) < want;
+  }, 5_000, 'text filter');
+  await page.fill('#text', '');
+  await page.click('#table th[data-sort="name"]');
+  await until(async () => {
+    const names = await visible('name');
+    return names.length > 5 && names.every((n, i) => i === 0 || names[i - 1] <= n);
+  }, 5_000, 'sorted by name');
+  await page.click('#table th[data-sort="name"]');
+  await until(async () => {
+    const names = await visible('name');
+    return names.length > 5 && names.every((n, i) => i === 0 || names[i - 1] >= n);
+  }, 5_000, 'sorted by name, descending');
+  await page.click('#table th[data-sort="namespace"]');
+  await page.selectOption('#namespace', '');
+  await until(async () => (await rowsShown()) === 299, 5_000, 'all namespaces');
 });
 
-test('a compaction forces a relist and the table ends equal to the sim', async () => {
-  const before = await page.evaluate(() => window.kubewasmDashboard.state.informer.status.relists);
-  // Hold the re-watch back while the history it needs is compacted away.
-  await sim$('/sim/faults', { latencyMs: 1500 });
-  await sim$('/sim/drop-watches', {});
-  await sim$('/sim/churn/steps', { steps: 10, seed: 6 });
-  await sim$('/sim/compact', {});
-  await sim$('/sim/churn/steps', { steps: 10, seed: 7 });
-  await new Promise((r) => setTimeout(r, 200));
-  await sim$('/sim/faults/clear', {});
-  await until(async () => (await page.evaluate(() => window.kubewasmDashboard.state.informer.status.relists)) > before, 20_000, 'relist');
-  await until(async () => {
-    const want = (await sim$('/sim/state?resource=pods')).items;
-    return JSON.stringify(await cachedState()) === JSON.stringify(Object.fromEntries(Object.entries(want).sort()))
-      && (await tableCount()) === Object.keys(want).length;
-  }, 20_000, 'state equal to the sim');
-  await page.screenshot({ path: join(artifacts, 'dashboard-after-relist.png') });
+test('the detail pane shows the selected object live, as YAML or JSON, with its events', async () => {
+  const row = page.locator('#table tbody tr:not(.pad)').nth(2);
+  const key = await row.getAttribute('data-key');
+  const [ns, name] = key.split('/');
+  await row.click();
+  await until(async () => (await page.textContent('#detail-title')) === `Pod ${key}`, 5_000, 'detail title');
+  assert.match(await page.textContent('#detail-body'), /^apiVersion: v1\nkind: Pod\nmetadata:\n/);
+  // Live: a label added through the API shows up.
+  const r = await fetch(`${sim.url}/api/v1/namespaces/${ns}/pods/${name}`, {
+    method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' },
+    body: JSON.stringify({ metadata: { labels: { 'demo-touched': 'yes' } } }),
+  });
+  assert.equal(r.status, 200);
+  await until(async () => (await page.textContent('#detail-body')).includes('demo-touched: "yes"'), 2_000, 'live YAML');
+  // Its events, through the events informer's involved-object index.
+  await fetch(`${sim.url}/api/v1/namespaces/${ns}/events`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ metadata: { name: `${name}.test` }, involvedObject: { kind: 'Pod', namespace: ns, name },
+      reason: 'Probed', message: 'readiness probe checked by the page test', type: 'Normal' }),
+  });
+  await until(async () => (await page.textContent('#detail-events')).includes('Probed: readiness probe checked'), 3_000, 'event listed');
+  await page.click('#tab-json');
+  await until(async () => (await page.textContent('#detail-body')).startsWith('{'), 2_000, 'JSON view');
+  const json = JSON.parse(await page.textContent('#detail-body'));
+  assert.equal(json.metadata.labels['demo-touched'], 'yes');
+  await page.click('#tab-yaml');
+  await shot('dashboard-detail');
+  await page.click('#detail-close');
+});
+
+test('the not-Ready controller accounts for every not-Ready pod and drops one that becomes Ready', async () => {
+  const counts = () => dash(() => {
+    const c = window.kubewasmDashboard.controller();
+    const notReady = window.kubewasmDashboard.cache('pods').getSnapshot()
+      .filter((p) => !(p.status?.conditions ?? []).some((x) => x.type === 'Ready' && x.status === 'True')).length;
+    return { flagged: c.flagged.size, pending: c.pending.size, notReady, first: c.worst(1)[0] };
+  });
+  const c = await until(async () => {
+    const v = await counts();
+    return v.flagged + v.pending === v.notReady && v.flagged > 0 ? v : null;
+  }, 10_000, 'controller caught up');
+  assert.equal(Number(await page.textContent('#ctl-count')), c.flagged);
+  assert.ok((await page.locator('#controller tbody tr').count()) > 0);
+  // Make the longest-unready pod Ready through the API: it leaves the list.
+  const [ns, name] = c.first.key.split('/');
+  const pod = await (await fetch(`${sim.url}/api/v1/namespaces/${ns}/pods/${name}`)).json();
+  const conditions = pod.status.conditions.map((x) => (x.type === 'Ready' ? { ...x, status: 'True' } : x));
+  const r = await fetch(`${sim.url}/api/v1/namespaces/${ns}/pods/${name}/status`, {
+    method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' },
+    body: JSON.stringify({ status: { phase: 'Running', conditions } }),
+  });
+  assert.equal(r.status, 200);
+  await until(async () => !(await dash((k) => window.kubewasmDashboard.controller().flagged.has(k), c.first.key)), 3_000, 'pod leaves the list');
+});
+
+test('a forced watch drop shows "reconnecting", then recovers to the sim\'s state', async () => {
+  const before = await dash(() => window.kubewasmDashboard.status('pods').reconnects);
+  await recordStatusTexts();
+  // Hold the re-watch back with 429s so the informer has to back off.
+  await sim.call('/sim/faults', { status429: { count: 20, retryAfterSeconds: 2 } });
+  await sim.call('/sim/drop-watches', {});
+  await sim.call('/sim/churn/steps', { steps: 25, seed: 5 });
+  await until(async () => /reconnecting in \d+ s/.test(await page.textContent('#status')), 10_000, '"reconnecting in N s"');
+  await shot('dashboard-reconnecting');
+  await sim.call('/sim/faults/clear', {});
+  await until(async () => /watching/.test(await page.textContent('#status')), 10_000, 'watching again');
+  await convergesToSim('state equal to the sim after the reconnect');
+  assert.ok((await dash(() => window.kubewasmDashboard.status('pods').reconnects)) > before);
+  assert.ok((await statusTexts()).some((t) => /reconnecting/.test(t)));
+});
+
+test('a forced compaction causes a relist and the table ends equal to the sim\'s state', async () => {
+  const before = await dash(() => window.kubewasmDashboard.status('pods').relists);
+  await recordStatusTexts();
+  // Hold the re-watch back while the history it would resume from is compacted away.
+  await sim.call('/sim/faults', { latencyMs: 1000 });
+  await sim.call('/sim/drop-watches', {});
+  await sim.call('/sim/churn/steps', { steps: 15, seed: 6 });
+  await sim.call('/sim/compact', {});
+  await sim.call('/sim/churn/steps', { steps: 15, seed: 7 });
+  await new Promise((r) => setTimeout(r, 300));
+  await sim.call('/sim/faults/clear', {});
+  await until(async () => (await dash(() => window.kubewasmDashboard.status('pods').relists)) > before, 15_000, 'relist');
+  await convergesToSim('state equal to the sim after the relist');
+  await until(async () => /watching/.test(await page.textContent('#status')), 10_000, 'watching again');
+  assert.ok((await statusTexts()).some((t) => /relisting/.test(t)), 'the status said "relisting"');
+  await shot('dashboard-after-relist');
   assert.deepEqual(pageErrors, []);
 });
 
 test('an informer in a Web Worker posts diffs that add up to the sim\'s pods', async () => {
-  const worker = await browser.newPage();
+  const worker = await browser.context.newPage();
   worker.on('pageerror', (e) => pageErrors.push(String(e)));
-  await worker.goto(url + '/worker.html');
-  const want = await simCount();
+  await worker.goto(sim.url + '/worker.html');
+  const want = Object.keys(await simPods()).length;
   await until(async () => Number(await worker.evaluate(() => document.getElementById('count').dataset.count || -1)) === want, 15_000, 'worker count');
   assert.ok(Number(await worker.textContent('#diffs')) >= 1);
   await worker.screenshot({ path: join(artifacts, 'worker.png') });
   await worker.close();
   assert.deepEqual(pageErrors, []);
+});
+
+test('the built site works under a path prefix, as behind `kubectl proxy --www-prefix=/ui/`', async () => {
+  const proxy = await startPrefixProxy(sim.url);
+  const other = await browser.context.newPage();
+  other.on('pageerror', (e) => pageErrors.push(String(e)));
+  try {
+    await other.goto(`${proxy.url}/ui/`);
+    const want = Object.keys(await simPods()).length;
+    await until(async () => Number(await other.evaluate(() => document.getElementById('table').dataset.rows)) === want, 15_000, 'rows under /ui/');
+    await until(async () => /watching/.test(await other.textContent('#status')), 5_000, 'watching under /ui/');
+  } finally {
+    await other.close();
+    proxy.stop();
+  }
+  assert.deepEqual(pageErrors, []);
+});
+
+test('the API base URL is configurable (?server=, another origin through CORS)', async () => {
+  const other = await browser.context.newPage();
+  await other.goto(`${sim.url}/index.html?server=${encodeURIComponent(sim.url.replace('127.0.0.1', 'localhost'))}`);
+  const want = Object.keys(await simPods()).length;
+  await until(async () => Number(await other.evaluate(() => document.getElementById('table').dataset.rows)) === want, 15_000, 'rows via ?server=');
+  await other.close();
 });

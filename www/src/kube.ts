@@ -1,0 +1,215 @@
+// The one place the dashboard touches the kubewasm package. Everything else
+// imports from here, so a change in the package's API is absorbed in this file.
+import init, { InformerFactory, KubeClient, KubeError, WorkQueue } from 'kubewasm';
+import type { Diff, Informer, InformerStatus, KubeObject, ListFilter } from 'kubewasm';
+
+export type { Diff, InformerStatus, KubeObject };
+export { WorkQueue };
+
+/** Where the API server is and how to authenticate (all optional: same origin, no token). */
+export interface ConnectOptions {
+  /** Base URL of the API server; '' means the page's own origin (the sim, `kubectl proxy --www`). */
+  server: string;
+  token?: string;
+  /** Transparent REST retries of a failed GET (default 1). */
+  maxRetries?: number;
+}
+
+/** One resource the server offers, from discovery. */
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+  verbs: string[];
+}
+
+/** A live list with the `useSyncExternalStore` contract: same array until something changed. */
+export interface LiveView<T> {
+  getSnapshot(): readonly T[];
+  subscribe(listener: (diff: Diff) => void): () => void;
+}
+
+/** A malformed selector, with the character offset the server-side parser reports. */
+export interface SelectorProblem {
+  message: string;
+  position?: number;
+}
+
+/** A started informer for one resource, plus its lister, seen through a typed lens. */
+export interface Cache<T extends KubeObject = KubeObject> extends LiveView<T> {
+  readonly info: ResourceInfo;
+  readonly label: string;
+  status(): InformerStatus;
+  /** A filtered live view; throws `SelectorError` for a malformed selector. */
+  view(filter: { namespace?: string; labelSelector?: string }): LiveView<T>;
+  get(key: string): T | undefined;
+  byIndex(index: string, value: string): T[];
+  onAdd(h: (obj: T) => void): () => void;
+  onUpdate(h: (oldObj: T, newObj: T) => void): () => void;
+  onDelete(h: (obj: T) => void): () => void;
+  onStatus(h: (s: InformerStatus) => void): () => void;
+  cachedBytes(): number;
+}
+
+/** Thrown by `Cache.view` for a selector the parser rejects. */
+export class SelectorError extends Error {
+  constructor(readonly problem: SelectorProblem) {
+    super(problem.message);
+  }
+}
+
+export interface Connection {
+  readonly server: string;
+  discover(): Promise<ResourceInfo[]>;
+  cache<T extends KubeObject = KubeObject>(
+    info: ResourceInfo,
+    opts?: { indexers?: Record<string, (obj: T) => string[]> },
+  ): Cache<T>;
+  /** Delete an object through the API (used by the detail pane's button). */
+  remove(info: ResourceInfo, namespace: string | undefined, name: string): Promise<void>;
+  /** Bytes of the wasm linear memory (for the memory readout and the benchmark). */
+  wasmBytes(): number;
+}
+
+/** The cache key of an object: `namespace/name`, or `name` when cluster-scoped. */
+export const keyOf = (o: KubeObject): string =>
+  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+
+export const resourceLabel = (r: ResourceInfo): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
+
+function problemOf(e: unknown): SelectorProblem | null {
+  if (e instanceof KubeError && (e.reason === 'Invalid' || e.reason === 'BadRequest')) {
+    return { message: e.message, position: e.position };
+  }
+  return null;
+}
+
+/** Load the wasm module and connect. */
+export async function connect(opts: ConnectOptions): Promise<Connection> {
+  const wasm = await init();
+  // The client resolves '' against nothing; give it the page's origin explicitly.
+  const server = (opts.server || globalThis.location.origin).replace(/\/+$/, '');
+  // One transparent retry at most: past that, a failed watch or list surfaces
+  // in the informer's own backoff, which the status shows ("reconnecting in
+  // N s") instead of the REST layer retrying silently for many seconds.
+  const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
+  const factory = new InformerFactory(client);
+  const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
+  const caches = new Map<string, Cache<KubeObject>>();
+
+  async function getJson(path: string, accept?: string): Promise<{ body: unknown; type: string }> {
+    const r = await fetch(server + path, { headers: accept ? { ...headers, Accept: accept } : headers });
+    if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
+    return { body: await r.json(), type: r.headers.get('content-type') ?? '' };
+  }
+
+  function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer): Cache<T> {
+    const lister = inf.lister();
+    // The package types handlers loosely (one signature for every event); narrow them here.
+    const on = (ev: 'add' | 'update' | 'delete' | 'status', h: (a: never, b: never) => void): (() => void) =>
+      inf.on(ev, h as unknown as (a: KubeObject, b: KubeObject) => void);
+    return {
+      info,
+      label: resourceLabel(info),
+      status: () => inf.status,
+      getSnapshot: () => inf.getSnapshot() as readonly T[],
+      subscribe: (l) => inf.subscribe(l),
+      view(filter) {
+        const f: ListFilter = {};
+        if (filter.namespace) f.namespace = filter.namespace;
+        if (filter.labelSelector) f.labelSelector = filter.labelSelector;
+        if (!f.namespace && !f.labelSelector) return { getSnapshot: () => inf.getSnapshot() as readonly T[], subscribe: (l) => inf.subscribe(l) };
+        try {
+          const v = inf.scoped(f);
+          return { getSnapshot: () => v.getSnapshot() as readonly T[], subscribe: (l) => v.subscribe(l) };
+        } catch (e) {
+          const p = problemOf(e);
+          if (p) throw new SelectorError(p);
+          throw e;
+        }
+      },
+      get(key) {
+        const i = key.indexOf('/');
+        return (i < 0 ? lister.get(key) : lister.get(key.slice(0, i), key.slice(i + 1))) as T | undefined;
+      },
+      byIndex: (index, value) => lister.byIndex(index, value) as T[],
+      onAdd: (h) => on('add', h as (a: never, b: never) => void),
+      onUpdate: (h) => on('update', h as (a: never, b: never) => void),
+      onDelete: (h) => on('delete', h as (a: never, b: never) => void),
+      onStatus: (h) => on('status', h as (a: never, b: never) => void),
+      cachedBytes: () => inf.cachedBytes,
+    };
+  }
+
+  return {
+    server,
+    async discover() {
+      const out: ResourceInfo[] = [];
+      const add = (group: string, version: string, name: string, kind: string, namespaced: boolean, verbs: string[]): void => {
+        if (name.includes('/') || !verbs.includes('list') || !verbs.includes('watch')) return;
+        out.push({ group, version, resource: name, kind, namespaced, verbs });
+      };
+      // Aggregated discovery: two requests for everything. Older servers answer with the
+      // legacy documents instead; then walk /api/v1 and each group's preferred version.
+      const agg = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+      for (const path of ['/api', '/apis']) {
+        const { body, type } = await getJson(path, agg);
+        if (type.includes('apidiscovery.k8s.io')) {
+          for (const g of (body as AggregatedList).items ?? []) {
+            const v = g.versions?.[0];
+            for (const r of v?.resources ?? []) {
+              add(g.metadata?.name ?? '', v.version, r.resource, r.responseKind?.kind ?? '', r.scope === 'Namespaced', r.verbs ?? []);
+            }
+          }
+        } else if (path === '/api') {
+          for (const version of (body as { versions?: string[] }).versions ?? ['v1']) {
+            const list = (await getJson(`/api/${version}`)).body as LegacyList;
+            for (const r of list.resources ?? []) add('', version, r.name, r.kind, r.namespaced, r.verbs ?? []);
+          }
+        } else {
+          for (const g of (body as LegacyGroups).groups ?? []) {
+            const gv = g.preferredVersion ?? g.versions?.[0];
+            if (!gv) continue;
+            const list = (await getJson(`/apis/${gv.groupVersion}`)).body as LegacyList;
+            for (const r of list.resources ?? []) add(g.name, gv.version, r.name, r.kind, r.namespaced, r.verbs ?? []);
+          }
+        }
+      }
+      return out;
+    },
+    cache<T extends KubeObject>(info: ResourceInfo, opts?: { indexers?: Record<string, (obj: T) => string[]> }): Cache<T> {
+      const id = `${info.group}/${info.version}/${info.resource}`;
+      const have = caches.get(id);
+      if (have) return have as unknown as Cache<T>;
+      const inf = factory.informer({
+        group: info.group || undefined,
+        version: info.version,
+        resource: info.resource,
+        indexers: opts?.indexers as Record<string, (obj: KubeObject) => string[]> | undefined,
+      });
+      inf.start();
+      const c = wrap<T>(info, inf);
+      caches.set(id, c as unknown as Cache<KubeObject>);
+      return c;
+    },
+    async remove(info, namespace, name) {
+      await client.resource({ group: info.group || undefined, version: info.version, resource: info.resource, namespace }).delete(name, namespace);
+    },
+    wasmBytes: () => wasm.memory.buffer.byteLength,
+  };
+}
+
+interface AggregatedList {
+  items?: {
+    metadata?: { name?: string };
+    versions: { version: string; resources?: { resource: string; scope?: string; verbs?: string[]; responseKind?: { kind?: string } }[] }[];
+  }[];
+}
+interface LegacyList {
+  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
+}
+interface LegacyGroups {
+  groups?: { name: string; preferredVersion?: { groupVersion: string; version: string }; versions?: { groupVersion: string; version: string }[] }[];
+}
