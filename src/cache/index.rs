@@ -43,14 +43,31 @@ pub(crate) enum Builtin<'a> {
     NsValue(&'a str, &'a str),
 }
 
+/// The last label looked up while computing one object's built-in values:
+/// a label index and its namespaced companion share the key (`Rc::ptr_eq`),
+/// so the object's label list — separate heap strings, cold in cache — is
+/// searched once per label rather than once per index.
+#[derive(Default)]
+pub(crate) struct LabelMemo<'a> {
+    key: Option<*const u8>,
+    value: Option<&'a str>,
+}
+
 impl Kind {
     /// The built-in value of `obj`; `None` for a custom index.
-    pub(crate) fn builtin<'a>(&self, obj: &'a KubeObject) -> Option<Builtin<'a>> {
-        let labels = || obj.meta().labels();
+    pub(crate) fn builtin<'a>(&self, obj: &'a KubeObject, memo: &mut LabelMemo<'a>) -> Option<Builtin<'a>> {
+        let mut label = |k: &Rc<str>| {
+            let ptr = Rc::as_ptr(k) as *const u8;
+            if memo.key != Some(ptr) {
+                memo.key = Some(ptr);
+                memo.value = obj.meta().labels().get(k);
+            }
+            memo.value
+        };
         Some(match self {
             Kind::Namespace => Builtin::One(obj.namespace().unwrap_or("")),
-            Kind::Label(k) => labels().get(k).map_or(Builtin::None, Builtin::One),
-            Kind::LabelNs(k) => labels().get(k).map_or(Builtin::None, |v| {
+            Kind::Label(k) => label(k).map_or(Builtin::None, Builtin::One),
+            Kind::LabelNs(k) => label(k).map_or(Builtin::None, |v| {
                 Builtin::NsValue(obj.namespace().unwrap_or(""), v)
             }),
             Kind::Custom => return None,
@@ -58,25 +75,94 @@ impl Kind {
     }
 }
 
+/// Longest value kept inline in a [`Vals`] record.
+const INLINE: usize = 22;
+
 /// The values one object is filed under in one index (distinct).
+///
+/// Short values (namespaces, most label values, `ns/value` pairs) are kept
+/// inline, so checking that an update did not change them reads only the
+/// slot's own record and not a string elsewhere on the heap: with one
+/// distinct value per pod (`pod-template-hash`), that string is a cache miss.
 #[derive(Default, Clone)]
 pub(crate) enum Vals {
     /// Not filed.
     #[default]
     None,
-    /// The usual case: one value.
+    /// One value of at most [`INLINE`] bytes.
+    Inline(u8, [u8; INLINE]),
+    /// One longer value, sharing the bucket's string.
     One(Rc<str>),
     /// A multi-valued custom index.
     Many(Box<[Rc<str>]>),
 }
 
 impl Vals {
-    fn as_slice(&self) -> &[Rc<str>] {
-        match self {
-            Vals::None => &[],
-            Vals::One(v) => std::slice::from_ref(v),
-            Vals::Many(v) => v,
+    /// A record of exactly one value; `shared` is the bucket's string when
+    /// the caller has it at hand.
+    fn one(value: &str, shared: Option<Rc<str>>) -> Vals {
+        if value.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            if let Some(dst) = bytes.get_mut(..value.len()) {
+                dst.copy_from_slice(value.as_bytes());
+                return Vals::Inline(value.len() as u8, bytes);
+            }
         }
+        Vals::One(shared.unwrap_or_else(|| Rc::from(value)))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Vals::None => 0,
+            Vals::Inline(..) | Vals::One(_) => 1,
+            Vals::Many(v) => v.len(),
+        }
+    }
+
+    /// Value `i` as bytes (comparisons need no UTF-8 check).
+    fn bytes(&self, i: usize) -> Option<&[u8]> {
+        match (self, i) {
+            (Vals::Inline(len, b), 0) => b.get(..usize::from(*len)),
+            (Vals::One(v), 0) => Some(v.as_bytes()),
+            (Vals::Many(v), i) => v.get(i).map(|s| s.as_bytes()),
+            _ => None,
+        }
+    }
+
+    /// Value `i` as a string (for bucket lookups).
+    fn str(&self, i: usize) -> Option<&str> {
+        match (self, i) {
+            (Vals::One(v), 0) => Some(v),
+            (Vals::Many(v), i) => v.get(i).map(|s| &**s),
+            // Inline bytes were copied from a `&str` whole, so this holds.
+            (Vals::Inline(..), 0) => self.bytes(0).and_then(|b| std::str::from_utf8(b).ok()),
+            _ => None,
+        }
+    }
+
+    /// Whether the record is exactly `new` (same order: custom values are
+    /// sorted, built-ins have one).
+    fn equals<S: AsRef<str>>(&self, new: &[S]) -> bool {
+        self.len() == new.len()
+            && new
+                .iter()
+                .enumerate()
+                .all(|(i, n)| self.bytes(i) == Some(n.as_ref().as_bytes()))
+    }
+
+    fn contains(&self, value: &str) -> bool {
+        (0..self.len()).any(|i| self.bytes(i) == Some(value.as_bytes()))
+    }
+
+    /// Whether the record is the single value `ns/v`, without building it.
+    fn is_ns_value(&self, ns: &str, v: &str) -> bool {
+        let Some(stored) = self.bytes(0).filter(|_| self.len() == 1) else {
+            return false;
+        };
+        stored.len() == ns.len() + 1 + v.len()
+            && stored.starts_with(ns.as_bytes())
+            && stored.ends_with(v.as_bytes())
+            && stored.get(ns.len()) == Some(&b'/')
     }
 }
 
@@ -128,13 +214,13 @@ impl Index {
     /// File slot `id` under a built-in value; `scratch` is reused to format
     /// `ns/value` only when the value changed.
     pub(crate) fn set_builtin(&mut self, id: u32, slot: &mut Vals, new: Builtin<'_>, scratch: &mut String) {
-        match (new, &*slot) {
-            (Builtin::None, Vals::None) => {}
-            (Builtin::One(n), Vals::One(o)) if **o == *n => {}
-            (Builtin::NsValue(ns, v), Vals::One(o)) if is_ns_value(o, ns, v) => {}
-            (Builtin::None, _) => self.set(id, slot, &[] as &[&str]),
-            (Builtin::One(n), _) => self.set(id, slot, &[n]),
-            (Builtin::NsValue(ns, v), _) => {
+        match new {
+            Builtin::None => self.set(id, slot, &[] as &[&str]),
+            Builtin::One(n) => self.set(id, slot, &[n]),
+            Builtin::NsValue(ns, v) => {
+                if slot.is_ns_value(ns, v) {
+                    return;
+                }
                 scratch.clear();
                 scratch.push_str(ns);
                 scratch.push('/');
@@ -147,51 +233,47 @@ impl Index {
     /// File slot `id` under exactly `new` (distinct values), moving it out
     /// of the values it no longer has.
     pub(crate) fn set<S: AsRef<str>>(&mut self, id: u32, slot: &mut Vals, new: &[S]) {
-        let current = slot.as_slice();
-        if current.len() == new.len() && current.iter().zip(new).all(|(o, n)| **o == *n.as_ref()) {
+        if slot.equals(new) {
             return;
         }
         let old = std::mem::take(slot);
-        let old = old.as_slice();
-        for o in old {
-            if !new.iter().any(|n| n.as_ref() == &**o) {
-                remove_member(&mut self.buckets, o, id);
+        for i in 0..old.len() {
+            if let Some(o) = old.str(i) {
+                if !new.iter().any(|n| n.as_ref() == o) {
+                    remove_member(&mut self.buckets, o, id);
+                }
             }
         }
         let mut stored: Vec<Rc<str>> = Vec::with_capacity(new.len());
         for n in new {
             let n = n.as_ref();
-            let rc = match old.iter().find(|o| &***o == n) {
-                Some(kept) => kept.clone(),
-                None => add_member(&mut self.buckets, n, id),
-            };
-            stored.push(rc);
+            if old.contains(n) {
+                // Still filed there; only the record needs the string.
+                if let Some(m) = self.buckets.get(n) {
+                    stored.push(m.value.clone());
+                }
+            } else {
+                stored.push(add_member(&mut self.buckets, n, id));
+            }
         }
-        *slot = restore(&stored);
+        *slot = match stored.len() {
+            0 => Vals::None,
+            1 => match (new.first(), stored.pop()) {
+                (Some(n), shared) => Vals::one(n.as_ref(), shared),
+                (None, _) => Vals::None,
+            },
+            _ => Vals::Many(stored.into_boxed_slice()),
+        };
     }
 
     /// Take slot `id` out of every bucket it is filed under.
     pub(crate) fn remove(&mut self, id: u32, slot: &mut Vals) {
         let old = std::mem::take(slot);
-        for o in old.as_slice() {
-            remove_member(&mut self.buckets, o, id);
+        for i in 0..old.len() {
+            if let Some(o) = old.str(i) {
+                remove_member(&mut self.buckets, o, id);
+            }
         }
-    }
-}
-
-/// `stored == ns + "/" + v`, without building the string.
-fn is_ns_value(stored: &str, ns: &str, v: &str) -> bool {
-    stored.len() == ns.len() + 1 + v.len()
-        && stored.starts_with(ns)
-        && stored.ends_with(v)
-        && stored.as_bytes().get(ns.len()) == Some(&b'/')
-}
-
-fn restore(vals: &[Rc<str>]) -> Vals {
-    match vals {
-        [] => Vals::None,
-        [one] => Vals::One(one.clone()),
-        many => Vals::Many(many.into()),
     }
 }
 

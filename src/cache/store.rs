@@ -28,7 +28,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::fx::{FxHashMap, FxHashSet};
-use super::index::{Index, Kind, Vals};
+use super::index::{Index, Kind, LabelMemo, Vals};
 use super::keys::{object_key, write_object_key, KeyError};
 use super::slots::Slots;
 use crate::rest::KubeObject;
@@ -225,8 +225,9 @@ impl State {
         }
         let row = self.vals.get_mut(base..base + stride).unwrap_or_default();
         let mut customs = computed.values.iter();
+        let mut memo = LabelMemo::default();
         for (index, slot) in self.indexes.iter_mut().zip(row) {
-            match index.kind.builtin(&obj) {
+            match index.kind.builtin(&obj, &mut memo) {
                 Some(b) => index.set_builtin(id, slot, b, &mut self.scratch),
                 None => {
                     let vals = customs.next().map_or(&[] as &[String], Vec::as_slice);
@@ -601,7 +602,7 @@ impl Indexer {
             } else {
                 for (id, s) in st.slots.iter() {
                     let (Some(b), Some(slot)) = (
-                        index.kind.builtin(&s.obj),
+                        index.kind.builtin(&s.obj, &mut LabelMemo::default()),
                         st.vals.get_mut(id as usize * new_stride + col),
                     ) else {
                         continue;
