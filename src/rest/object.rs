@@ -473,6 +473,24 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn labels_in_one_buffer_look_up_iterate_and_compare_by_content() {
+        let l = Labels::from_pairs([("tier", ""), ("app", "wëb"), ("a", "x"), ("app", "db")]);
+        assert_eq!(l.len(), 3);
+        assert_eq!(l.get("app"), Some("db"), "later duplicates win");
+        assert_eq!(l.get("tier"), Some(""), "an empty value is a value");
+        assert_eq!(l.get("a"), Some("x"));
+        assert_eq!(l.get("ap"), None);
+        assert_eq!(l.get(""), None);
+        assert!(Labels::default().get("a").is_none());
+        let pairs: Vec<_> = l.iter().collect();
+        assert_eq!(pairs, vec![("a", "x"), ("app", "db"), ("tier", "")]);
+        // Equality is by pairs: "ab"+"c" and "a"+"bc" share the buffer text.
+        assert_ne!(Labels::from_pairs([("ab", "c")]), Labels::from_pairs([("a", "bc")]));
+        assert_eq!(Labels::from_pairs([("a", "1")]), Labels::from_pairs([("a", "1")]));
+        assert_eq!(format!("{:?}", Labels::from_pairs([("a", "1")])), r#"Labels([("a", "1")])"#);
+    }
+
+    #[test]
     fn parses_metadata_and_keeps_raw_bytes() {
         let raw = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p\u00e9","namespace":"ns","uid":"u1","resourceVersion":"42","generation":3,"labels":{"b":"2","a":"1"},"annotations":{"x":"y"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u0","controller":true}]},"spec":{"containers":[]}}"#;
         let o = KubeObject::from_json(raw).expect("valid");
