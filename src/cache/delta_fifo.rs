@@ -369,7 +369,7 @@ impl DeltaFifo {
         if let Some(known) = &self.known {
             let mut gone: Vec<(String, KubeObject)> = Vec::new();
             known.for_each_known(&mut |key, obj| {
-                if !inner.items.get(key).is_some_and(|e| !e.deltas.is_empty()) {
+                if inner.items.get(key).is_none_or(|e| e.deltas.is_empty()) {
                     gone.push((key.to_owned(), obj.clone()));
                 }
             });
@@ -403,7 +403,7 @@ impl DeltaFifo {
         let mut inner = self.inner.borrow_mut();
         let mut offer: Vec<(String, KubeObject)> = Vec::new();
         known.for_each_known(&mut |key, obj| {
-            if !inner.items.get(key).is_some_and(|e| !e.deltas.is_empty()) {
+            if inner.items.get(key).is_none_or(|e| e.deltas.is_empty()) {
                 offer.push((key.to_owned(), obj.clone()));
             }
         });

@@ -55,7 +55,11 @@ pub(crate) struct LabelMemo<'a> {
 
 impl Kind {
     /// The built-in value of `obj`; `None` for a custom index.
-    pub(crate) fn builtin<'a>(&self, obj: &'a KubeObject, memo: &mut LabelMemo<'a>) -> Option<Builtin<'a>> {
+    pub(crate) fn builtin<'a>(
+        &self,
+        obj: &'a KubeObject,
+        memo: &mut LabelMemo<'a>,
+    ) -> Option<Builtin<'a>> {
         let mut label = |k: &Rc<str>| {
             let ptr = Rc::as_ptr(k) as *const u8;
             if memo.key != Some(ptr) {
@@ -213,7 +217,13 @@ impl Index {
 
     /// File slot `id` under a built-in value; `scratch` is reused to format
     /// `ns/value` only when the value changed.
-    pub(crate) fn set_builtin(&mut self, id: u32, slot: &mut Vals, new: Builtin<'_>, scratch: &mut String) {
+    pub(crate) fn set_builtin(
+        &mut self,
+        id: u32,
+        slot: &mut Vals,
+        new: Builtin<'_>,
+        scratch: &mut String,
+    ) {
         match new {
             Builtin::None => self.set(id, slot, &[] as &[&str]),
             Builtin::One(n) => self.set(id, slot, &[n]),

@@ -127,7 +127,6 @@ impl From<KeyError> for StoreError {
     }
 }
 
-
 /// A custom index function with its index name, in index order.
 struct CustomFn {
     name: String,
@@ -210,7 +209,12 @@ impl State {
 
     /// Insert or replace `obj` under `key` and refile it in every index.
     /// Runs no user code; fails only before changing anything.
-    fn upsert(&mut self, key: &str, obj: KubeObject, computed: &Computed) -> Result<(), StoreError> {
+    fn upsert(
+        &mut self,
+        key: &str,
+        obj: KubeObject,
+        computed: &Computed,
+    ) -> Result<(), StoreError> {
         if computed.generation != self.index_generation {
             return Err(StoreError::Reentrant);
         }
@@ -718,7 +722,11 @@ impl Indexer {
     /// value) at once. Walks the smallest bucket and tests membership in the
     /// others by slot id, so an object outside the intersection is never
     /// read. Returns `false` (visiting nothing) if an index does not exist.
-    pub(crate) fn for_each_in_all(&self, probes: &[(&str, &str)], mut f: impl FnMut(&KubeObject)) -> bool {
+    pub(crate) fn for_each_in_all(
+        &self,
+        probes: &[(&str, &str)],
+        mut f: impl FnMut(&KubeObject),
+    ) -> bool {
         let st = self.read();
         let mut buckets = Vec::with_capacity(probes.len());
         for (name, value) in probes {

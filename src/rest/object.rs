@@ -485,9 +485,18 @@ mod tests {
         let pairs: Vec<_> = l.iter().collect();
         assert_eq!(pairs, vec![("a", "x"), ("app", "db"), ("tier", "")]);
         // Equality is by pairs: "ab"+"c" and "a"+"bc" share the buffer text.
-        assert_ne!(Labels::from_pairs([("ab", "c")]), Labels::from_pairs([("a", "bc")]));
-        assert_eq!(Labels::from_pairs([("a", "1")]), Labels::from_pairs([("a", "1")]));
-        assert_eq!(format!("{:?}", Labels::from_pairs([("a", "1")])), r#"Labels([("a", "1")])"#);
+        assert_ne!(
+            Labels::from_pairs([("ab", "c")]),
+            Labels::from_pairs([("a", "bc")])
+        );
+        assert_eq!(
+            Labels::from_pairs([("a", "1")]),
+            Labels::from_pairs([("a", "1")])
+        );
+        assert_eq!(
+            format!("{:?}", Labels::from_pairs([("a", "1")])),
+            r#"Labels([("a", "1")])"#
+        );
     }
 
     #[test]

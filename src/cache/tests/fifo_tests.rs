@@ -408,15 +408,15 @@ fn df_relists_compare_against_their_own_list_only() {
     assert_eq!(
         got,
         vec![
-            (
-                "k1".to_owned(),
-                s(&[(Sync, "2"), (Deleted, "dfsu:2")])
-            ),
+            ("k1".to_owned(), s(&[(Sync, "2"), (Deleted, "dfsu:2")])),
             ("k2".to_owned(), s(&[(Sync, "2"), (Sync, "3")])),
             ("k3".to_owned(), s(&[(Sync, "2"), (Sync, "3"), (Sync, "4")])),
         ]
     );
-    assert!(f.has_synced(), "the first relist's three keys were counted once each");
+    assert!(
+        f.has_synced(),
+        "the first relist's three keys were counted once each"
+    );
 
     // A relist after the queue drained: known keys absent from the list are
     // tombstoned with their stored object, listed ones are not.

@@ -396,7 +396,8 @@ fn st_slots_are_reused_after_delete_and_indexes_follow() {
     // Many deletes and re-adds keep the table at its peak size and exact.
     for round in 0..3 {
         for i in 0..20 {
-            s.add(obj(&format!("c/p{i}"), round, &[("app", "web")])).unwrap();
+            s.add(obj(&format!("c/p{i}"), round, &[("app", "web")]))
+                .unwrap();
         }
         for i in 0..20 {
             s.delete_key(&format!("c/p{i}"));
@@ -423,11 +424,18 @@ fn st_label_buckets_are_dropped_when_empty_on_update_and_delete() {
     let long = "a-label-value-longer-than-twenty-two-bytes";
     s.update(obj("a/x", 2, &[("app", long)])).unwrap();
     assert_eq!(s.index_keys(&app, long).unwrap(), vec!["a/x"]);
-    assert_eq!(s.index_keys(&app_ns, &format!("a/{long}")).unwrap(), vec!["a/x"]);
+    assert_eq!(
+        s.index_keys(&app_ns, &format!("a/{long}")).unwrap(),
+        vec!["a/x"]
+    );
     s.update(obj("a/y", 2, &[])).unwrap();
     let mut values = s.list_index_func_values(&app);
     values.sort();
-    assert_eq!(values, vec![long.to_owned()], "the emptied web bucket is gone");
+    assert_eq!(
+        values,
+        vec![long.to_owned()],
+        "the emptied web bucket is gone"
+    );
     assert_eq!(s.index_len(&app, "web"), 0);
     s.update(obj("a/x", 3, &[("app", "web")])).unwrap();
     assert_eq!(s.list_index_func_values(&app), vec!["web"]);
@@ -455,7 +463,10 @@ fn st_writes_from_inside_visitors_are_reentrant_errors_not_panics() {
         assert!(s.get_by_key("a/x").is_some());
     });
     assert_eq!(seen.len(), 4);
-    assert!(seen.iter().all(|r| *r == Err(StoreError::Reentrant)), "{seen:?}");
+    assert!(
+        seen.iter().all(|r| *r == Err(StoreError::Reentrant)),
+        "{seen:?}"
+    );
     let mut add_ix = Indexers::new();
     add_ix.insert("late".into(), users_index());
     let mut in_index = None;
