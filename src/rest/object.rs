@@ -28,7 +28,58 @@ struct Inner {
     api_version: Box<str>,
     kind: Box<str>,
     meta: ObjectMeta,
+    /// Where `metadata`'s value and the `managedFields` member sit in `raw`,
+    /// so the ready-made transforms cut bytes instead of re-encoding.
+    spans: Spans,
     attachment: OnceCell<Rc<dyn Any>>,
+}
+
+/// Byte ranges inside an object's raw JSON.
+#[derive(Clone, Copy, Default)]
+struct Spans {
+    metadata: Option<(usize, usize)>,
+    managed_fields: Option<(usize, usize)>,
+}
+
+impl Spans {
+    fn of(raw: &[u8], span: &ObjectSpan<'_>) -> Spans {
+        Spans {
+            metadata: span.metadata_raw.and_then(|m| range_in(raw, m)),
+            managed_fields: span
+                .metadata
+                .as_ref()
+                .and_then(|m| m.managed_fields)
+                .and_then(|m| range_in(raw, m)),
+        }
+    }
+}
+
+/// The range `part` occupies inside `whole`, if it is a sub-slice of it.
+fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some((start, end))
+}
+
+/// `raw` without the object member at `start..end`, and one adjacent comma
+/// so the result stays valid JSON.
+fn cut_member(raw: &[u8], start: usize, end: usize) -> Vec<u8> {
+    let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+    let before = raw.get(..start).unwrap_or_default();
+    let after = raw.get(end..).unwrap_or_default();
+    let (from, to) = match before.iter().rposition(|c| !is_ws(c)) {
+        // A preceding member: drop the comma before this one.
+        Some(i) if before.get(i) == Some(&b',') => (i, end),
+        // The first member: drop the comma after it, if any.
+        _ => match after.iter().position(|c| !is_ws(c)) {
+            Some(j) if after.get(j) == Some(&b',') => (start, end + j + 1),
+            _ => (start, end),
+        },
+    };
+    let mut out = Vec::with_capacity(raw.len() - (to - from));
+    out.extend_from_slice(raw.get(..from).unwrap_or_default());
+    out.extend_from_slice(raw.get(to..).unwrap_or_default());
+    out
 }
 
 /// The parsed part of `metadata` that the cache, selectors and indexes use.
@@ -233,22 +284,105 @@ fn str_or_empty(s: Option<StrSpan<'_>>) -> Result<Box<str>, Error> {
 }
 
 impl KubeObject {
-    fn build(raw: Box<[u8]>, api_version: Box<str>, kind: Box<str>, meta: ObjectMeta) -> Self {
+    fn build(
+        raw: Box<[u8]>,
+        api_version: Box<str>,
+        kind: Box<str>,
+        meta: ObjectMeta,
+        spans: Spans,
+    ) -> Self {
         KubeObject(Rc::new(Inner {
             raw,
             api_version,
             kind,
             meta,
+            spans,
             attachment: OnceCell::new(),
         }))
     }
 
     /// Build from a span found by the scanner, copying its bytes once.
     pub(crate) fn from_span(span: ObjectSpan<'_>) -> Result<Self, Error> {
+        let spans = Spans::of(span.raw, &span);
         let meta = parse_meta(span.metadata)?;
         let api_version = str_or_empty(span.api_version)?;
         let kind = str_or_empty(span.kind)?;
-        Ok(Self::build(Box::from(span.raw), api_version, kind, meta))
+        Ok(Self::build(
+            Box::from(span.raw),
+            api_version,
+            kind,
+            meta,
+            spans,
+        ))
+    }
+
+    /// This object without `metadata.managedFields`, cut out of the bytes
+    /// (no re-encoding; the parsed metadata is reused). The object itself
+    /// when it has none.
+    pub fn without_managed_fields(self) -> KubeObject {
+        let Some((start, end)) = self.0.spans.managed_fields else {
+            return self;
+        };
+        let raw = cut_member(&self.0.raw, start, end).into_boxed_slice();
+        let removed = self.0.raw.len() - raw.len();
+        let metadata = self.0.spans.metadata.map(|(a, b)| (a, b - removed));
+        let spans = Spans {
+            metadata,
+            managed_fields: None,
+        };
+        match Rc::try_unwrap(self.0) {
+            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
+            Err(shared) => Self::build(
+                raw,
+                shared.api_version.clone(),
+                shared.kind.clone(),
+                shared.meta.clone(),
+                spans,
+            ),
+        }
+    }
+
+    /// Only `apiVersion`, `kind` and `metadata` (without managedFields), for
+    /// metadata-only caches; built from the bytes, not re-encoded.
+    pub fn metadata_only(self) -> KubeObject {
+        let obj = self.without_managed_fields();
+        let meta_bytes = obj
+            .0
+            .spans
+            .metadata
+            .and_then(|(a, b)| obj.0.raw.get(a..b))
+            .unwrap_or(b"{}");
+        let mut raw = Vec::with_capacity(meta_bytes.len() + 64);
+        let field = |name: &str, value: &str, raw: &mut Vec<u8>| {
+            if !value.is_empty() {
+                raw.extend_from_slice(name.as_bytes());
+                // Serializing a str cannot fail; an empty value is the fallback.
+                raw.extend_from_slice(serde_json::to_string(value).unwrap_or_default().as_bytes());
+                raw.push(b',');
+            }
+        };
+        raw.push(b'{');
+        field("\"apiVersion\":", obj.api_version(), &mut raw);
+        field("\"kind\":", obj.kind(), &mut raw);
+        raw.extend_from_slice(b"\"metadata\":");
+        let at = raw.len();
+        raw.extend_from_slice(meta_bytes);
+        let spans = Spans {
+            metadata: Some((at, raw.len())),
+            managed_fields: None,
+        };
+        raw.push(b'}');
+        let raw = raw.into_boxed_slice();
+        match Rc::try_unwrap(obj.0) {
+            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
+            Err(shared) => Self::build(
+                raw,
+                shared.api_version.clone(),
+                shared.kind.clone(),
+                shared.meta.clone(),
+                spans,
+            ),
+        }
     }
 
     /// Parse an object from its JSON bytes, keeping the bytes (no copy).
@@ -258,15 +392,22 @@ impl KubeObject {
     /// UTF-8) and kept as is — a syntax error deep inside `spec` surfaces
     /// when [`decode`](Self::decode) is called.
     pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
-        let (api_version, kind, meta) = {
+        let (api_version, kind, spans, meta) = {
             let span = scan::parse_object(&raw)?;
             (
                 str_or_empty(span.api_version)?,
                 str_or_empty(span.kind)?,
+                Spans::of(&raw, &span),
                 parse_meta(span.metadata)?,
             )
         };
-        Ok(Self::build(raw.into_boxed_slice(), api_version, kind, meta))
+        Ok(Self::build(
+            raw.into_boxed_slice(),
+            api_version,
+            kind,
+            meta,
+            spans,
+        ))
     }
 
     /// Parse an object from borrowed JSON bytes (copies them once).
@@ -502,5 +643,76 @@ mod tests {
             );
         }
         assert!(KubeObject::from_json(br#"{"metadata":null}"#).is_ok());
+    }
+
+    /// The expected JSON after dropping managedFields, by re-encoding.
+    fn reencoded_without_mf(raw: &str) -> serde_json::Value {
+        let mut v: serde_json::Value = serde_json::from_str(raw).expect("json");
+        if let Some(m) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            m.remove("managedFields");
+        }
+        v
+    }
+
+    #[test]
+    fn managed_fields_are_cut_from_the_bytes_wherever_they_sit() {
+        for raw in [
+            // first, middle, last and only member; odd whitespace; a string
+            // holding braces and escaped quotes inside managedFields.
+            r#"{"kind":"Pod","metadata":{"managedFields":[{"f":"}\"{"}],"name":"a","namespace":"n","resourceVersion":"3"},"spec":{}}"#,
+            r#"{"metadata":{"name":"a" , "managedFields" : [ {"x":1} ] , "labels":{"k":"v"}},"status":{"managedFields":1}}"#,
+            r#"{"metadata":{"name":"a","labels":{"k":"v"},"managedFields":null}}"#,
+            r#"{"metadata":{ "managedFields":[] }}"#,
+            r#"{"metadata":{"name":"a"}}"#,
+            r#"{"metadata":null}"#,
+        ] {
+            let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
+            let before = o.meta().clone();
+            let stripped = o.clone().without_managed_fields();
+            let v: serde_json::Value = serde_json::from_slice(stripped.raw())
+                .unwrap_or_else(|e| panic!("{raw}: {e}: {}", stripped.raw_str()));
+            assert_eq!(v, reencoded_without_mf(raw), "{raw}");
+            assert_eq!(stripped.meta(), &before, "{raw}");
+            // The stripped bytes scan to the same metadata again.
+            let again = KubeObject::from_json(stripped.raw()).expect("rescan");
+            assert_eq!(again.meta(), &before, "{raw}");
+            // The original is untouched (it was shared).
+            assert_eq!(o.raw_str(), raw);
+            // Cutting twice is a no-op.
+            let twice = stripped.clone().without_managed_fields();
+            assert_eq!(twice.raw(), stripped.raw());
+
+            let meta_only = o.clone().metadata_only();
+            let mv: serde_json::Value = serde_json::from_slice(meta_only.raw())
+                .unwrap_or_else(|e| panic!("{raw}: {e}: {}", meta_only.raw_str()));
+            let full = reencoded_without_mf(raw);
+            let mut expect = serde_json::Map::new();
+            for k in ["apiVersion", "kind"] {
+                if let Some(x) = full.get(k) {
+                    expect.insert(k.into(), x.clone());
+                }
+            }
+            expect.insert(
+                "metadata".into(),
+                full.get("metadata")
+                    .cloned()
+                    .unwrap_or(serde_json::json!({})),
+            );
+            assert_eq!(mv, serde_json::Value::Object(expect), "{raw}");
+            assert_eq!(meta_only.meta(), &before);
+        }
+    }
+
+    #[test]
+    fn metadata_only_escapes_kind_and_api_version() {
+        let raw = r#"{"apiVersion":"x/v\"1","kind":"K\\ind","metadata":{"name":"a"},"spec":{"big":[1,2,3]}}"#;
+        let o = KubeObject::from_json(raw.as_bytes())
+            .expect("valid")
+            .metadata_only();
+        let v: serde_json::Value = serde_json::from_slice(o.raw()).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!({"apiVersion":"x/v\"1","kind":"K\\ind","metadata":{"name":"a"}})
+        );
     }
 }

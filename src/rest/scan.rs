@@ -25,6 +25,9 @@ pub(crate) struct ObjectSpan<'a> {
     pub kind: Option<StrSpan<'a>>,
     /// The scanned `metadata`.
     pub metadata: Option<MetaSpan<'a>>,
+    /// The `metadata` value's bytes (for byte-level rewrites such as
+    /// metadata-only objects).
+    pub metadata_raw: Option<&'a [u8]>,
 }
 
 /// The contents of a JSON string without its quotes.
@@ -82,6 +85,9 @@ pub(crate) struct MetaSpan<'a> {
     pub generation: Option<&'a [u8]>,
     pub labels: Vec<(StrSpan<'a>, StrSpan<'a>)>,
     pub owner_references: Vec<OwnerRefSpan<'a>>,
+    /// The whole `"managedFields": …` member (key to the end of the value),
+    /// so it can be cut out of the bytes without re-encoding the object.
+    pub managed_fields: Option<&'a [u8]>,
 }
 
 /// One `ownerReferences` entry as spans.
@@ -278,12 +284,17 @@ impl<'a> Scanner<'a> {
             api_version: None,
             kind: None,
             metadata: None,
+            metadata_raw: None,
         };
         self.members(|key, s| {
             match key {
                 b"apiVersion" if s.peek() == Some(b'"') => span.api_version = Some(s.string()?),
                 b"kind" if s.peek() == Some(b'"') => span.kind = Some(s.string()?),
-                b"metadata" => span.metadata = Some(s.meta()?),
+                b"metadata" => {
+                    let from = s.pos;
+                    span.metadata = Some(s.meta()?);
+                    span.metadata_raw = s.b.get(from..s.pos);
+                }
                 _ => {
                     s.value()?;
                 }
@@ -405,6 +416,14 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 b"ownerReferences" => s.owner_refs(&mut m.owner_references)?,
+                b"managedFields" => {
+                    // The key's opening quote sits just before its contents.
+                    let key_start = (key.as_ptr() as usize)
+                        .saturating_sub(s.b.as_ptr() as usize)
+                        .saturating_sub(1);
+                    s.value()?;
+                    m.managed_fields = s.b.get(key_start..s.pos);
+                }
                 _ => {
                     s.value()?;
                 }
