@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::error::{from_rest, KubeErrorInit};
-use super::object::to_js;
+use super::object::to_js_owned;
 use super::options::{self, millis};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
@@ -235,7 +235,8 @@ impl KubeClient {
     }
 }
 
-/// CRUD and watch on one resource. Objects are plain, frozen JSON objects.
+/// CRUD and watch on one resource. Objects are plain JSON objects owned by
+/// the caller (mutable: read, modify, `replace`).
 #[wasm_bindgen]
 pub struct ResourceClient {
     client: Client,
@@ -256,7 +257,7 @@ impl ResourceClient {
         let client = self.client.clone();
         future_to_promise(async move {
             let obj = client.send_object(&req).await.map_err(|e| from_rest(&e))?;
-            Ok(to_js(&obj))
+            Ok(to_js_owned(&obj))
         })
     }
 }
@@ -305,7 +306,7 @@ impl ResourceClient {
         let client = self.client.clone();
         Ok(future_to_promise(async move {
             let list = client.send_list(&req).await.map_err(|e| from_rest(&e))?;
-            let items: js_sys::Array = list.items.iter().map(to_js).collect();
+            let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
             let out = Object::new();
             let _ = Reflect::set(&out, &"items".into(), &items);
             let _ = Reflect::set(
@@ -520,7 +521,7 @@ impl WatchIterator {
                 Some(Ok(ev)) => {
                     let o = Object::new();
                     let _ = Reflect::set(&o, &"type".into(), &ev.type_name().into());
-                    let obj = ev.object().map(to_js).unwrap_or(JsValue::NULL);
+                    let obj = ev.object().map(to_js_owned).unwrap_or(JsValue::NULL);
                     let _ = Reflect::set(&o, &"object".into(), &obj);
                     if !done.get() {
                         *stream.borrow_mut() = Some(s);

@@ -35,14 +35,32 @@ struct Inner {
 }
 
 /// Byte ranges inside an object's raw JSON.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Spans {
     metadata: Option<(usize, usize)>,
     managed_fields: Option<(usize, usize)>,
+    /// Top-level members as byte offsets, four per member: key start and
+    /// end (inside the quotes), value start and end. Empty if unknown.
+    layout: Box<[u32]>,
 }
 
 impl Spans {
     fn of(raw: &[u8], span: &ObjectSpan<'_>) -> Spans {
+        let mut layout = Vec::with_capacity(span.members.len() * 4);
+        for (k, v) in &span.members {
+            let (Some((ks, ke)), Some((vs, ve))) = (range_in(raw, k), range_in(raw, v)) else {
+                layout.clear();
+                break;
+            };
+            let ok = [ks, ke, vs, ve]
+                .into_iter()
+                .map(u32::try_from)
+                .try_for_each(|o| o.map(|o| layout.push(o)));
+            if ok.is_err() {
+                layout.clear();
+                break;
+            }
+        }
         Spans {
             metadata: span.metadata_raw.and_then(|m| range_in(raw, m)),
             managed_fields: span
@@ -50,6 +68,25 @@ impl Spans {
                 .as_ref()
                 .and_then(|m| m.managed_fields)
                 .and_then(|m| range_in(raw, m)),
+            layout: layout.into_boxed_slice(),
+        }
+    }
+
+    /// The spans after the bytes `from..to` were removed (a cut inside one
+    /// member's value: every offset at or past `to` moves back).
+    fn after_cut(&self, from: usize, to: usize) -> Spans {
+        let removed = to - from;
+        let at = |o: usize| if o >= to { o - removed } else { o };
+        let to32 = u32::try_from(to).unwrap_or(u32::MAX);
+        let removed32 = u32::try_from(removed).unwrap_or(0);
+        Spans {
+            metadata: self.metadata.map(|(a, b)| (at(a), at(b))),
+            managed_fields: None,
+            layout: self
+                .layout
+                .iter()
+                .map(|&o| if o >= to32 { o - removed32 } else { o })
+                .collect(),
         }
     }
 }
@@ -62,8 +99,8 @@ fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
 }
 
 /// `raw` without the object member at `start..end`, and one adjacent comma
-/// so the result stays valid JSON.
-fn cut_member(raw: &[u8], start: usize, end: usize) -> Vec<u8> {
+/// so the result stays valid JSON; also returns the range removed.
+fn cut_member(raw: &[u8], start: usize, end: usize) -> (Vec<u8>, usize, usize) {
     let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
     let before = raw.get(..start).unwrap_or_default();
     let after = raw.get(end..).unwrap_or_default();
@@ -79,7 +116,7 @@ fn cut_member(raw: &[u8], start: usize, end: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len() - (to - from));
     out.extend_from_slice(raw.get(..from).unwrap_or_default());
     out.extend_from_slice(raw.get(to..).unwrap_or_default());
-    out
+    (out, from, to)
 }
 
 /// The parsed part of `metadata` that the cache, selectors and indexes use.
@@ -323,13 +360,9 @@ impl KubeObject {
         let Some((start, end)) = self.0.spans.managed_fields else {
             return self;
         };
-        let raw = cut_member(&self.0.raw, start, end).into_boxed_slice();
-        let removed = self.0.raw.len() - raw.len();
-        let metadata = self.0.spans.metadata.map(|(a, b)| (a, b - removed));
-        let spans = Spans {
-            metadata,
-            managed_fields: None,
-        };
+        let (raw, from, to) = cut_member(&self.0.raw, start, end);
+        let raw = raw.into_boxed_slice();
+        let spans = self.0.spans.after_cut(from, to);
         match Rc::try_unwrap(self.0) {
             Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
             Err(shared) => Self::build(
@@ -353,25 +386,39 @@ impl KubeObject {
             .and_then(|(a, b)| obj.0.raw.get(a..b))
             .unwrap_or(b"{}");
         let mut raw = Vec::with_capacity(meta_bytes.len() + 64);
-        let field = |name: &str, value: &str, raw: &mut Vec<u8>| {
-            if !value.is_empty() {
-                raw.extend_from_slice(name.as_bytes());
-                // Serializing a str cannot fail; an empty value is the fallback.
-                raw.extend_from_slice(serde_json::to_string(value).unwrap_or_default().as_bytes());
+        let mut layout = Vec::with_capacity(12);
+        // Appends `"name":value` and records its offsets.
+        let mut member = |raw: &mut Vec<u8>, name: &str, value: &[u8]| {
+            if raw.len() > 1 {
                 raw.push(b',');
             }
+            raw.push(b'"');
+            let ks = raw.len();
+            raw.extend_from_slice(name.as_bytes());
+            let ke = raw.len();
+            raw.extend_from_slice(b"\":");
+            let vs = raw.len();
+            raw.extend_from_slice(value);
+            for o in [ks, ke, vs, raw.len()] {
+                layout.push(u32::try_from(o).unwrap_or(u32::MAX));
+            }
+            (vs, raw.len())
         };
         raw.push(b'{');
-        field("\"apiVersion\":", obj.api_version(), &mut raw);
-        field("\"kind\":", obj.kind(), &mut raw);
-        raw.extend_from_slice(b"\"metadata\":");
-        let at = raw.len();
-        raw.extend_from_slice(meta_bytes);
-        let spans = Spans {
-            metadata: Some((at, raw.len())),
-            managed_fields: None,
-        };
+        for (name, value) in [("apiVersion", obj.api_version()), ("kind", obj.kind())] {
+            if !value.is_empty() {
+                // Serializing a str cannot fail; an empty value is the fallback.
+                let quoted = serde_json::to_string(value).unwrap_or_default();
+                member(&mut raw, name, quoted.as_bytes());
+            }
+        }
+        let metadata = member(&mut raw, "metadata", meta_bytes);
         raw.push(b'}');
+        let spans = Spans {
+            metadata: Some(metadata),
+            managed_fields: None,
+            layout: layout.into_boxed_slice(),
+        };
         let raw = raw.into_boxed_slice();
         match Rc::try_unwrap(obj.0) {
             Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
@@ -433,6 +480,14 @@ impl KubeObject {
     /// empty output rather than panicking).
     pub fn raw_str(&self) -> &str {
         std::str::from_utf8(&self.0.raw).unwrap_or("")
+    }
+
+    /// Where each top-level member sits in [`raw`](Self::raw): byte offsets,
+    /// four per member (key start and end inside the quotes, value start and
+    /// end), in document order. Empty if unknown. The JS layer uses it to
+    /// parse one member at a time, on first access.
+    pub fn layout(&self) -> &[u32] {
+        &self.0.spans.layout
     }
 
     /// `apiVersion` (empty when absent).
@@ -654,6 +709,21 @@ mod tests {
         v
     }
 
+    /// The layout names every top-level member, and each value range parses
+    /// to that member's value.
+    fn assert_layout(o: &KubeObject) {
+        let v: serde_json::Value = serde_json::from_slice(o.raw()).expect("json");
+        let map = v.as_object().expect("object");
+        let l = o.layout();
+        assert_eq!(l.len(), map.len() * 4, "{}", o.raw_str());
+        for m in l.chunks(4) {
+            let r = |a: u32, b: u32| o.raw().get(a as usize..b as usize).expect("in range");
+            let key = std::str::from_utf8(r(m[0], m[1])).expect("utf8");
+            let val: serde_json::Value = serde_json::from_slice(r(m[2], m[3])).expect("value");
+            assert_eq!(Some(&val), map.get(key), "{key} in {}", o.raw_str());
+        }
+    }
+
     #[test]
     fn managed_fields_are_cut_from_the_bytes_wherever_they_sit() {
         for raw in [
@@ -667,8 +737,10 @@ mod tests {
             r#"{"metadata":null}"#,
         ] {
             let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
+            assert_layout(&o);
             let before = o.meta().clone();
             let stripped = o.clone().without_managed_fields();
+            assert_layout(&stripped);
             let v: serde_json::Value = serde_json::from_slice(stripped.raw())
                 .unwrap_or_else(|e| panic!("{raw}: {e}: {}", stripped.raw_str()));
             assert_eq!(v, reencoded_without_mf(raw), "{raw}");
@@ -699,6 +771,7 @@ mod tests {
                     .unwrap_or(serde_json::json!({})),
             );
             assert_eq!(mv, serde_json::Value::Object(expect), "{raw}");
+            assert_layout(&meta_only);
             assert_eq!(meta_only.meta(), &before);
         }
     }

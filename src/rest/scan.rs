@@ -28,6 +28,9 @@ pub(crate) struct ObjectSpan<'a> {
     /// The `metadata` value's bytes (for byte-level rewrites such as
     /// metadata-only objects).
     pub metadata_raw: Option<&'a [u8]>,
+    /// Every top-level member as (key contents, value bytes), in order: lets
+    /// JS materialize one member at a time instead of parsing the whole object.
+    pub members: Vec<(&'a [u8], &'a [u8])>,
 }
 
 /// The contents of a JSON string without its quotes.
@@ -285,13 +288,14 @@ impl<'a> Scanner<'a> {
             kind: None,
             metadata: None,
             metadata_raw: None,
+            members: Vec::with_capacity(6),
         };
         self.members(|key, s| {
+            let from = s.pos;
             match key {
                 b"apiVersion" if s.peek() == Some(b'"') => span.api_version = Some(s.string()?),
                 b"kind" if s.peek() == Some(b'"') => span.kind = Some(s.string()?),
                 b"metadata" => {
-                    let from = s.pos;
                     span.metadata = Some(s.meta()?);
                     span.metadata_raw = s.b.get(from..s.pos);
                 }
@@ -299,6 +303,8 @@ impl<'a> Scanner<'a> {
                     s.value()?;
                 }
             }
+            span.members
+                .push((key, s.b.get(from..s.pos).unwrap_or_default()));
             Ok(())
         })?;
         span.raw = self.b.get(start..self.pos).unwrap_or_default();

@@ -15,13 +15,18 @@ test('CRUD round trip on a ConfigMap, with typed errors', async () => {
   const created = (await cms.create({ metadata: { name }, data: { a: '1' } } as KubeObject, {})) as KubeObject & { data: Record<string, string> };
   assert.equal(created.metadata.name, name);
   assert.ok(created.metadata.resourceVersion);
-  assert.ok(Object.isFrozen(created), 'objects handed to JS are frozen');
+  assert.ok(!Object.isFrozen(created), 'client results belong to the caller');
 
-  const got = await cms.get(name);
+  // Get, edit in place, replace: the usual read-modify-write.
+  const got = (await cms.get(name)) as KubeObject & { data: Record<string, string> };
   assert.equal(got.metadata.uid, created.metadata.uid);
+  got.data.a = 'edited';
+  const replaced = (await cms.replace(got, {})) as KubeObject & { data: Record<string, string> };
+  assert.equal(replaced.data.a, 'edited');
+  assert.notEqual(replaced.metadata.resourceVersion, created.metadata.resourceVersion);
 
   const patched = (await cms.patch(name, { data: { b: '2' } }, 'merge', {})) as KubeObject & { data: Record<string, string> };
-  assert.deepEqual(patched.data, { a: '1', b: '2' });
+  assert.deepEqual(patched.data, { a: 'edited', b: '2' });
 
   await assert.rejects(
     cms.create({ metadata: { name } } as KubeObject, {}),

@@ -46,6 +46,21 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   assert.ok(Object.isFrozen(snap1) && Object.isFrozen(snap1[0]));
   assert.equal(snap1.some((p) => 'managedFields' in (p.metadata as object)), false, 'managedFields stripped by default');
 
+  // Members are parsed on first access, yet the object behaves as plain JSON.
+  const first = snap1[0]! as KubeObject & { spec: { containers: unknown[] } };
+  const fromServer = (await client
+    .resource({ version: 'v1', resource: 'pods' })
+    .get(first.metadata.name, first.metadata.namespace)) as Record<string, unknown> & { metadata: Record<string, unknown> };
+  delete fromServer.metadata.managedFields;
+  assert.deepEqual(JSON.parse(JSON.stringify(first)), fromServer, 'JSON.stringify sees every member');
+  assert.deepEqual(structuredClone(first), fromServer, 'structuredClone copies every member');
+  assert.deepEqual(Object.keys(first), Object.keys(fromServer));
+  assert.equal(first.spec, first.spec, 'a member is parsed once and kept');
+  assert.ok(Array.isArray(first.spec.containers));
+  assert.throws(() => {
+    (first as { kind?: string }).kind = 'x';
+  }, TypeError);
+
   // A change produces one diff and a new snapshot array, with unchanged objects reused.
   const victim = snap1[0]!;
   const podsApi = client.resource({ version: 'v1', resource: 'pods' });
@@ -100,4 +115,22 @@ test('a malformed selector is a KubeError with the position', () => {
     () => factory.informer({ version: 'v1', resource: 'pods', labelSelector: 'app=web,,' }),
     (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && typeof e.position === 'number',
   );
+});
+
+test('cached objects with non-ASCII text materialize member by member', async () => {
+  const name = `js-unicode-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const data = { 'grüße': 'héllo 😀 — ok', plain: 'x' };
+  await cms.create({ metadata: { name, labels: { t: 'unicode' }, annotations: { note: '日本語' } }, data } as KubeObject, {});
+  const factory = new InformerFactory(client);
+  const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default', labelSelector: 't=unicode' });
+  factory.start();
+  await inf.waitForSync();
+  const got = inf.lister().get('default', name) as (KubeObject & { data: Record<string, string> }) | undefined;
+  assert.ok(got);
+  assert.deepEqual(got.data, data);
+  assert.equal(got.metadata.annotations?.note, '日本語');
+  assert.equal(got.metadata.name, name);
+  factory.shutdown();
+  await cms.delete(name);
 });
