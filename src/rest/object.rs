@@ -98,6 +98,33 @@ fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
     (end <= whole.len()).then_some((start, end))
 }
 
+/// Byte offsets into UTF-8 `text` converted to UTF-16 offsets (what JS
+/// string indices count). `offsets` need not be sorted.
+fn utf16_offsets(text: &[u8], offsets: &[u32]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..offsets.len()).collect();
+    order.sort_by_key(|&i| offsets.get(i).copied().unwrap_or(0));
+    let mut out = vec![0u32; offsets.len()];
+    let (mut byte, mut units) = (0usize, 0u32);
+    for i in order {
+        let target = offsets.get(i).map_or(0, |&o| o as usize);
+        while byte < target {
+            let b = text.get(byte).copied().unwrap_or(0);
+            // Lead bytes start a code point: four-byte sequences are two
+            // UTF-16 units; continuation bytes add nothing.
+            units += match b {
+                0x00..=0x7f | 0xc0..=0xef => 1,
+                0xf0..=0xff => 2,
+                _ => 0,
+            };
+            byte += 1;
+        }
+        if let Some(slot) = out.get_mut(i) {
+            *slot = units;
+        }
+    }
+    out
+}
+
 /// `raw` without the object member at `start..end`, and one adjacent comma
 /// so the result stays valid JSON; also returns the range removed.
 fn cut_member(raw: &[u8], start: usize, end: usize) -> (Vec<u8>, usize, usize) {
@@ -490,6 +517,16 @@ impl KubeObject {
         &self.0.spans.layout
     }
 
+    /// [`layout`](Self::layout) in UTF-16 code units (what JS string indices
+    /// count): the same offsets when the text is ASCII, converted otherwise.
+    pub fn layout_utf16(&self) -> std::borrow::Cow<'_, [u32]> {
+        if self.0.raw.is_ascii() {
+            std::borrow::Cow::Borrowed(&self.0.spans.layout)
+        } else {
+            std::borrow::Cow::Owned(utf16_offsets(&self.0.raw, &self.0.spans.layout))
+        }
+    }
+
     /// `apiVersion` (empty when absent).
     pub fn api_version(&self) -> &str {
         &self.0.api_version
@@ -786,6 +823,39 @@ mod tests {
         assert_eq!(
             v,
             serde_json::json!({"apiVersion":"x/v\"1","kind":"K\\ind","metadata":{"name":"a"}})
+        );
+    }
+
+    #[test]
+    fn utf16_offsets_count_code_units() {
+        let s = "a\u{e9}b\u{1F600}c";
+        let b = s.as_bytes();
+        // byte offsets of a, é, b, 😀, c, end
+        let bytes = [0u32, 1, 3, 4, 8, 9];
+        let got = utf16_offsets(b, &bytes);
+        assert_eq!(got, vec![0, 1, 2, 3, 5, 6]);
+        let units: Vec<u16> = s.encode_utf16().collect();
+        assert_eq!(units.len(), 6);
+        assert_eq!(utf16_offsets(b, &[9, 0, 4]), vec![6, 0, 3]);
+
+        // JS slices by UTF-16 units: the converted layout finds each member.
+        let raw = r#"{"métadata":"😀","metadata":{"name":"ü"},"spec":{"x":"日本"}}"#;
+        let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
+        let units: Vec<u16> = raw.encode_utf16().collect();
+        let slice =
+            |a: u32, b: u32| String::from_utf16(&units[a as usize..b as usize]).expect("utf16");
+        let l = o.layout_utf16();
+        let got: Vec<(String, String)> = l
+            .chunks(4)
+            .map(|m| (slice(m[0], m[1]), slice(m[2], m[3])))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("métadata".into(), r#""😀""#.into()),
+                ("metadata".into(), r#"{"name":"ü"}"#.into()),
+                ("spec".into(), r#"{"x":"日本"}"#.into()),
+            ]
         );
     }
 }
