@@ -50,6 +50,12 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   transform?: (obj: T) => T;
   /** Extra indexes: name → values an object is listed under. */
   indexers?: Record<string, (obj: T) => string[]>;
+  /**
+   * Label keys to index (e.g. `['app']`): listers and scoped views answer an
+   * equality selector on them (`app=web`, with or without a namespace) from
+   * the index instead of testing every object. Added to a shared informer too.
+   */
+  labelIndexes?: string[];
 }
 
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
@@ -252,6 +258,31 @@ fn js_index_func(f: Function) -> IndexFunc {
     })
 }
 
+/// An optional array of strings option.
+fn string_list(opts: &JsValue, name: &str) -> Result<Vec<String>, JsValue> {
+    let Some(v) = options::prop(opts, name) else {
+        return Ok(Vec::new());
+    };
+    let bad = || {
+        JsValue::from(KubeErrorInit::invalid(format!(
+            "`{name}` must be an array of strings"
+        )))
+    };
+    let arr: Array = v.dyn_into().map_err(|_| bad())?;
+    arr.iter().map(|x| x.as_string().ok_or_else(bad)).collect()
+}
+
+fn add_label_indexes(inf: &SharedIndexInformer, labels: &[String]) -> Result<(), JsValue> {
+    for l in labels {
+        crate::cache::validate_label_key(l)
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(format!("labelIndexes: {e}"))))?;
+        inf.indexer()
+            .add_label_index(l)
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+    }
+    Ok(())
+}
+
 fn js_transform(f: Function) -> Transformer {
     Rc::new(move |o: KubeObject| {
         // Transform a mutable copy: the cached object itself is frozen.
@@ -305,8 +336,10 @@ impl InformerFactory {
             label_selector,
             field_selector,
         };
+        let label_indexes = string_list(&opts, "labelIndexes")?;
         let key = SharedInformerFactory::scope_key(&scope);
         if let Some(state) = self.states.borrow().get(&key) {
+            add_label_indexes(&state.inf, &label_indexes)?;
             return Ok(Informer {
                 state: state.clone(),
             });
@@ -356,6 +389,7 @@ impl InformerFactory {
             io.indexers = indexers;
         }
         let inf = self.factory.informer(scope, Some(io));
+        add_label_indexes(&inf, &label_indexes)?;
         let state = Rc::new(State {
             inf: inf.clone(),
             changes: RefCell::new(ChangeSet::default()),

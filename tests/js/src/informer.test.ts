@@ -82,6 +82,21 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   assert.equal(lister.get(ns, 'does-not-exist'), undefined);
   assert.equal(lister.byIndex('namespace', ns).length, inNs.length);
   assert.throws(() => lister.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.position === 8);
+  // A label index (asked for through the shared informer) answers the same.
+  const expectWeb = inNs.filter((p) => p.metadata.labels?.['app'] === 'web').map((p) => p.metadata.name).sort();
+  assert.ok(expectWeb.length > 0);
+  factory.informer({ version: 'v1', resource: 'pods', labelIndexes: ['app'] });
+  assert.deepEqual(lister.byIndex('label:app', 'web').map((p) => p.metadata.name).sort(), snap2.filter((p) => p.metadata.labels?.['app'] === 'web').map((p) => p.metadata.name).sort());
+  const indexed = lister.list({ namespace: ns, labelSelector: 'app=web' }).map((p) => p.metadata.name).sort();
+  assert.deepEqual(indexed, expectWeb);
+  assert.deepEqual(
+    lister.list({ labelSelector: 'app=web' }).map((p) => p.metadata.name).sort(),
+    snap2.filter((p) => p.metadata.labels?.['app'] === 'web').map((p) => p.metadata.name).sort(),
+  );
+  assert.throws(
+    () => factory.informer({ version: 'v1', resource: 'pods', labelIndexes: ['bad key!'] }),
+    (e: unknown) => e instanceof KubeError && e.reason === 'Invalid',
+  );
   const view = pods.scoped({ namespace: ns, labelSelector: 'app=web' });
   assert.equal(view.getSnapshot(), view.getSnapshot());
   assert.equal(view.getSnapshot().length, web.length);
