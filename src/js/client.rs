@@ -9,6 +9,7 @@ use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+use crate::api::Discovery;
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
@@ -71,7 +72,9 @@ export interface ResourceRef {
   group?: string;
   version: string;
   /** Plural resource name, e.g. `pods`, `deployments`, `widgets`. */
-  resource: string;
+  resource?: string;
+  /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
+  kind?: string;
   /** Namespace; absent for cluster-scoped resources or all namespaces. */
   namespace?: string;
 }
@@ -122,12 +125,18 @@ export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
 #[wasm_bindgen]
 pub struct KubeClient {
     client: Client,
+    discovery: Discovery,
 }
 
 impl KubeClient {
     /// The underlying Rust client (for informers).
     pub fn inner(&self) -> &Client {
         &self.client
+    }
+
+    /// The client's discovery cache (shared by its clones).
+    pub fn discovery(&self) -> &Discovery {
+        &self.discovery
     }
 }
 
@@ -210,7 +219,8 @@ impl KubeClient {
     ) -> Result<KubeClient, JsValue> {
         let config = config_from_js(&opts)?;
         let client = Client::new(config).map_err(|e| from_rest(&e))?;
-        Ok(KubeClient { client })
+        let discovery = Discovery::new(client.clone());
+        Ok(KubeClient { client, discovery })
     }
 
     /// A client for one resource (any group/version/resource, CRDs included).
@@ -222,8 +232,7 @@ impl KubeClient {
         let group = options::string(&r, "group")?.unwrap_or_default();
         let version = options::string(&r, "version")?
             .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
-        let resource = options::string(&r, "resource")?
-            .ok_or_else(|| KubeErrorInit::invalid("`resource` is required"))?;
+        let resource = super::discovery::resource_or_kind(&r, &group, &version)?;
         let namespace = options::string(&r, "namespace")?.filter(|n| !n.is_empty());
         Ok(ResourceClient {
             client: self.client.clone(),

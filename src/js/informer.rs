@@ -32,11 +32,13 @@ use crate::rest::KubeObject;
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFORMER_TS: &'static str = r#"
-/** What an informer caches. `resource` is the plural name (`pods`, `widgets`). */
+/** What an informer caches: `resource` is the plural name (`pods`, `widgets`), or give a built-in `kind` instead. */
 export interface InformerOptions<T extends KubeObject = KubeObject> {
   group?: string;
   version: string;
-  resource: string;
+  resource?: string;
+  /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
+  kind?: string;
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -316,8 +318,8 @@ impl InformerFactory {
     ) -> Result<Informer, JsValue> {
         let version = options::string(&opts, "version")?
             .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
-        let resource = options::string(&opts, "resource")?
-            .ok_or_else(|| KubeErrorInit::invalid("`resource` (plural name) is required"))?;
+        let group = options::string(&opts, "group")?.unwrap_or_default();
+        let resource = super::discovery::resource_or_kind(&opts, &group, &version)?;
         let label_selector =
             options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
         if let Some(s) = &label_selector {
@@ -329,7 +331,7 @@ impl InformerFactory {
             FieldSelector::parse(s).map_err(selector_error)?;
         }
         let scope = ResourceScope {
-            group: options::string(&opts, "group")?.unwrap_or_default(),
+            group,
             version,
             resource,
             namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),

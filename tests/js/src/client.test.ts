@@ -82,3 +82,31 @@ test('a bad server URL is a KubeError, and the module keeps working', () => {
   assert.throws(() => new KubeClient({ server: 'not a url' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   assert.ok(new KubeClient({ server: 'http://127.0.0.1:1' }));
 });
+
+test('discovery lists every resource and resolves names as kubectl does', async () => {
+  const all = await client.discover();
+  const pods = all.find((r) => r.resource === 'pods' && r.group === '');
+  assert.ok(pods && pods.kind === 'Pod' && pods.namespaced && pods.verbs.includes('watch'));
+  const widgets = all.find((r) => r.resource === 'widgets');
+  assert.ok(widgets, 'the CRD is discovered');
+  assert.equal(widgets.kind, 'Widget');
+  assert.equal(widgets.group, 'demo.kubewasm.dev');
+  assert.equal(await client.discover().then((a) => a.length), all.length, 'cached result');
+
+  for (const [typed, expect] of [['po', 'pods'], ['Deployment', 'deployments'], ['deployments.apps', 'deployments'], ['wd', 'widgets'], ['Widget', 'widgets']] as const) {
+    assert.equal((await client.resourceFor(typed)).resource, expect, typed);
+  }
+  await assert.rejects(client.resourceFor('nonesuch'), (e: unknown) => e instanceof KubeError && e.code === 404 && e.reason === 'NotFound');
+  client.invalidateDiscovery();
+
+  // `kind` in place of `resource`: built-in kinds directly, CRDs through resourceFor.
+  const deploys = await client.resource({ group: 'apps', version: 'v1', kind: 'Deployment' }).list({});
+  assert.ok(deploys.items.every((d) => d.kind === undefined || d.kind === 'Deployment'));
+  assert.throws(
+    () => client.resource({ group: widgets.group, version: widgets.version, kind: 'Widget' }),
+    (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /resourceFor/.test(e.message),
+  );
+  const w = await client.resourceFor('Widget');
+  const listed = await client.resource({ group: w.group, version: w.version, resource: w.resource }).list({});
+  assert.ok(Array.isArray(listed.items));
+});

@@ -124,6 +124,17 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   await frame();
 });
 
+test('an informer by built-in kind caches the same resource', async () => {
+  const factory = new InformerFactory(client);
+  const byKind = factory.informer({ version: 'v1', kind: 'Pod', namespace: 'default' });
+  factory.start();
+  await byKind.waitForSync();
+  const expected = Object.keys(await simState()).filter((k) => k.startsWith('default/')).sort();
+  assert.deepEqual(byKind.getSnapshot().map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort(), expected);
+  assert.throws(() => factory.informer({ version: 'v1', kind: 'Nope' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  factory.shutdown();
+});
+
 test('a malformed selector is a KubeError with the position', () => {
   const factory = new InformerFactory(client);
   assert.throws(
