@@ -96,14 +96,7 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   // N s") instead of the REST layer retrying silently for many seconds.
   const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
   const factory = new InformerFactory(client);
-  const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
   const caches = new Map<string, Cache<KubeObject>>();
-
-  async function getJson(path: string, accept?: string): Promise<{ body: unknown; type: string }> {
-    const r = await fetch(server + path, { headers: accept ? { ...headers, Accept: accept } : headers });
-    if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
-    return { body: await r.json(), type: r.headers.get('content-type') ?? '' };
-  }
 
   function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer): Cache<T> {
     const lister = inf.lister();
@@ -146,38 +139,11 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   return {
     server,
     async discover() {
-      const out: ResourceInfo[] = [];
-      const add = (group: string, version: string, name: string, kind: string, namespaced: boolean, verbs: string[]): void => {
-        if (name.includes('/') || !verbs.includes('list') || !verbs.includes('watch')) return;
-        out.push({ group, version, resource: name, kind, namespaced, verbs });
-      };
-      // Aggregated discovery: two requests for everything. Older servers answer with the
-      // legacy documents instead; then walk /api/v1 and each group's preferred version.
-      const agg = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
-      for (const path of ['/api', '/apis']) {
-        const { body, type } = await getJson(path, agg);
-        if (type.includes('apidiscovery.k8s.io')) {
-          for (const g of (body as AggregatedList).items ?? []) {
-            const v = g.versions?.[0];
-            for (const r of v?.resources ?? []) {
-              add(g.metadata?.name ?? '', v.version, r.resource, r.responseKind?.kind ?? '', r.scope === 'Namespaced', r.verbs ?? []);
-            }
-          }
-        } else if (path === '/api') {
-          for (const version of (body as { versions?: string[] }).versions ?? ['v1']) {
-            const list = (await getJson(`/api/${version}`)).body as LegacyList;
-            for (const r of list.resources ?? []) add('', version, r.name, r.kind, r.namespaced, r.verbs ?? []);
-          }
-        } else {
-          for (const g of (body as LegacyGroups).groups ?? []) {
-            const gv = g.preferredVersion ?? g.versions?.[0];
-            if (!gv) continue;
-            const list = (await getJson(`/apis/${gv.groupVersion}`)).body as LegacyList;
-            for (const r of list.resources ?? []) add(g.name, gv.version, r.name, r.kind, r.namespaced, r.verbs ?? []);
-          }
-        }
-      }
-      return out;
+      // The package's discovery (aggregated, or the legacy documents on older
+      // servers): keep each group's preferred version of what can be listed and watched.
+      return (await client.discover())
+        .filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'))
+        .map(({ group, version, resource, kind, namespaced, verbs }) => ({ group, version, resource, kind, namespaced, verbs }));
     },
     cache<T extends KubeObject>(info: ResourceInfo, opts?: { indexers?: Record<string, (obj: T) => string[]> }): Cache<T> {
       const id = `${info.group}/${info.version}/${info.resource}`;
@@ -199,17 +165,4 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
     },
     wasmBytes: () => wasm.memory.buffer.byteLength,
   };
-}
-
-interface AggregatedList {
-  items?: {
-    metadata?: { name?: string };
-    versions: { version: string; resources?: { resource: string; scope?: string; verbs?: string[]; responseKind?: { kind?: string } }[] }[];
-  }[];
-}
-interface LegacyList {
-  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
-}
-interface LegacyGroups {
-  groups?: { name: string; preferredVersion?: { groupVersion: string; version: string }; versions?: { groupVersion: string; version: string }[] }[];
 }
