@@ -160,3 +160,49 @@ test('cached objects with non-ASCII text materialize member by member', async ()
   factory.shutdown();
   await cms.delete(name);
 });
+
+test('1,000 events inside one frame reach subscribers as one diff with exactly their keys', async () => {
+  // Frames are driven by hand: the package schedules its flush with
+  // `requestAnimationFrame` when the host has one, so nothing is delivered
+  // until the test runs the pending frame callbacks.
+  const pending: (() => void)[] = [];
+  const g = globalThis as { requestAnimationFrame?: (cb: () => void) => number };
+  const before = g.requestAnimationFrame;
+  g.requestAnimationFrame = (cb) => pending.push(cb);
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await pods.waitForSync();
+    const runFrames = () => pending.splice(0).forEach((cb) => cb());
+    runFrames();
+    const diffs: Diff[] = [];
+    pods.subscribe((d) => diffs.push(d));
+    const updated = new Set<string>();
+    let events = 0;
+    pods.on('update', (_old, obj) => {
+      events++;
+      updated.add(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    });
+    const cached = pods.getSnapshot().length;
+    assert.ok(cached > 0);
+    await sim('/sim/flood', { resource: 'pods', events: 1000, wait: true });
+    await until(() => events >= 1000);
+    await until(async () => pods.status.eventsApplied >= 1000);
+    assert.equal(diffs.length, 0, 'nothing is delivered before the frame');
+    const snapBefore = pods.getSnapshot();
+    runFrames();
+    assert.equal(diffs.length, 1, 'one diff per frame');
+    const d = diffs[0]!;
+    assert.deepEqual([...d.updated].sort(), [...updated].sort());
+    assert.deepEqual(d.added, []);
+    assert.deepEqual(d.removed, []);
+    assert.notEqual(pods.getSnapshot(), snapBefore, 'a new snapshot after the diff');
+    runFrames();
+    assert.equal(diffs.length, 1, 'no empty diffs');
+  } finally {
+    factory.shutdown();
+    if (before) g.requestAnimationFrame = before;
+    else delete g.requestAnimationFrame;
+  }
+});
