@@ -98,25 +98,22 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   const factory = new InformerFactory(client);
   const caches = new Map<string, Cache<KubeObject>>();
 
-  function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer): Cache<T> {
+  function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer<T>): Cache<T> {
     const lister = inf.lister();
-    // The package types handlers loosely (one signature for every event); narrow them here.
-    const on = (ev: 'add' | 'update' | 'delete' | 'status', h: (a: never, b: never) => void): (() => void) =>
-      inf.on(ev, h as unknown as (a: KubeObject, b: KubeObject) => void);
     return {
       info,
       label: resourceLabel(info),
       status: () => inf.status,
-      getSnapshot: () => inf.getSnapshot() as readonly T[],
+      getSnapshot: () => inf.getSnapshot(),
       subscribe: (l) => inf.subscribe(l),
       view(filter) {
         const f: ListFilter = {};
         if (filter.namespace) f.namespace = filter.namespace;
         if (filter.labelSelector) f.labelSelector = filter.labelSelector;
-        if (!f.namespace && !f.labelSelector) return { getSnapshot: () => inf.getSnapshot() as readonly T[], subscribe: (l) => inf.subscribe(l) };
+        if (!f.namespace && !f.labelSelector) return { getSnapshot: () => inf.getSnapshot(), subscribe: (l) => inf.subscribe(l) };
         try {
           const v = inf.scoped(f);
-          return { getSnapshot: () => v.getSnapshot() as readonly T[], subscribe: (l) => v.subscribe(l) };
+          return { getSnapshot: () => v.getSnapshot(), subscribe: (l) => v.subscribe(l) };
         } catch (e) {
           const p = problemOf(e);
           if (p) throw new SelectorError(p);
@@ -125,13 +122,13 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
       },
       get(key) {
         const i = key.indexOf('/');
-        return (i < 0 ? lister.get(key) : lister.get(key.slice(0, i), key.slice(i + 1))) as T | undefined;
+        return i < 0 ? lister.get(key) : lister.get(key.slice(0, i), key.slice(i + 1));
       },
-      byIndex: (index, value) => lister.byIndex(index, value) as T[],
-      onAdd: (h) => on('add', h as (a: never, b: never) => void),
-      onUpdate: (h) => on('update', h as (a: never, b: never) => void),
-      onDelete: (h) => on('delete', h as (a: never, b: never) => void),
-      onStatus: (h) => on('status', h as (a: never, b: never) => void),
+      byIndex: (index, value) => lister.byIndex(index, value),
+      onAdd: (h) => inf.on('add', h),
+      onUpdate: (h) => inf.on('update', h),
+      onDelete: (h) => inf.on('delete', h),
+      onStatus: (h) => inf.on('status', h),
       cachedBytes: () => inf.cachedBytes,
     };
   }
@@ -149,11 +146,11 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
       const id = `${info.group}/${info.version}/${info.resource}`;
       const have = caches.get(id);
       if (have) return have as unknown as Cache<T>;
-      const inf = factory.informer({
+      const inf = factory.informer<T>({
         group: info.group || undefined,
         version: info.version,
         resource: info.resource,
-        indexers: opts?.indexers as Record<string, (obj: KubeObject) => string[]> | undefined,
+        indexers: opts?.indexers,
       });
       inf.start();
       const c = wrap<T>(info, inf);

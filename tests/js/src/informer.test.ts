@@ -124,13 +124,35 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   await frame();
 });
 
-test('an informer by built-in kind caches the same resource', async () => {
+/** A narrow pod type, as an app would bring (e.g. from `kubernetes-types`). */
+interface Pod extends KubeObject {
+  spec: { containers: { name: string; image?: string }[] };
+  status?: { phase?: string };
+}
+
+test('an informer by built-in kind caches the same resource, typed by its object type', async () => {
   const factory = new InformerFactory(client);
-  const byKind = factory.informer({ version: 'v1', kind: 'Pod', namespace: 'default' });
+  const byKind = factory.informer<Pod>({ version: 'v1', kind: 'Pod', namespace: 'default' });
+  // Handlers, snapshots and listers carry the type; wrong handler shapes do not compile.
+  const images: string[] = [];
+  const offUpdate = byKind.on('update', (oldPod, newPod) => images.push(oldPod.spec.containers[0]?.name ?? '', newPod.spec.containers[0]?.name ?? ''));
+  const offStatus = byKind.on('status', (s) => void s.phase);
+  // Type-level only (never run): these must not compile.
+  const _wrongShapes = (): void => {
+    // @ts-expect-error an add handler takes one object
+    byKind.on('add', (_a: Pod, _b: Pod) => undefined);
+    // @ts-expect-error unknown event
+    byKind.on('nope', () => undefined);
+  };
+  void _wrongShapes;
+  offUpdate();
+  offStatus();
   factory.start();
   await byKind.waitForSync();
   const expected = Object.keys(await simState()).filter((k) => k.startsWith('default/')).sort();
   assert.deepEqual(byKind.getSnapshot().map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort(), expected);
+  const first: Pod | undefined = byKind.lister().list({ namespace: 'default' })[0];
+  assert.ok(first === undefined || Array.isArray(first.spec.containers));
   assert.throws(() => factory.informer({ version: 'v1', kind: 'Nope' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   factory.shutdown();
 });
