@@ -9,10 +9,10 @@ use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use crate::api::Discovery;
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
+use crate::api::Discovery;
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
     PostParams, RateLimit, Request, WatchEvent, WatchParams, WatchStream,
@@ -262,6 +262,38 @@ impl ResourceClient {
             .resource(&self.resource)
     }
 
+    /// Create (`POST` to the collection) or replace (`PUT` to the object
+    /// named by `metadata.name`) with the object as the body; the namespace
+    /// comes from `metadata.namespace` or the client's.
+    fn write(
+        &self,
+        req: Request,
+        named: bool,
+        obj: &JsValue,
+        opts: &JsValue,
+    ) -> Result<Promise, JsValue> {
+        let (dry_run, field_manager, _) = write_params(opts)?;
+        let meta = options::prop(obj, "metadata");
+        let field = |k: &str| {
+            meta.as_ref()
+                .and_then(|m| options::string(m, k).ok().flatten())
+        };
+        let mut req = self.base(req, field("namespace").as_deref());
+        if named {
+            let name =
+                field("name").ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?;
+            req = req.name(name);
+        }
+        let body = json_body(obj)?;
+        let req = req
+            .post_params(&PostParams {
+                dry_run,
+                field_manager,
+            })
+            .body(body.into_bytes(), "application/json");
+        Ok(self.spawn_object(req))
+    }
+
     fn spawn_object(&self, req: Request) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
@@ -344,18 +376,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
-        let (dry_run, field_manager, _) = write_params(&opts)?;
-        let ns = options::prop(&obj, "metadata")
-            .and_then(|m| options::string(&m, "namespace").ok().flatten());
-        let body = json_body(&obj)?;
-        let req = self
-            .base(Request::post(), ns.as_deref())
-            .post_params(&PostParams {
-                dry_run,
-                field_manager,
-            })
-            .body(body.into_bytes(), "application/json");
-        Ok(self.spawn_object(req))
+        self.write(Request::post(), false, &obj, &opts)
     }
 
     /// Replace an object (optimistic concurrency through `metadata.resourceVersion`).
@@ -365,25 +386,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
-        let (dry_run, field_manager, _) = write_params(&opts)?;
-        let meta = options::prop(&obj, "metadata");
-        let name = meta
-            .as_ref()
-            .and_then(|m| options::string(m, "name").ok().flatten())
-            .ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?;
-        let ns = meta
-            .as_ref()
-            .and_then(|m| options::string(m, "namespace").ok().flatten());
-        let body = json_body(&obj)?;
-        let req = self
-            .base(Request::put(), ns.as_deref())
-            .name(name)
-            .post_params(&PostParams {
-                dry_run,
-                field_manager,
-            })
-            .body(body.into_bytes(), "application/json");
-        Ok(self.spawn_object(req))
+        self.write(Request::put(), true, &obj, &opts)
     }
 
     /// Patch an object: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`).
@@ -391,7 +394,7 @@ impl ResourceClient {
     pub fn patch(
         &self,
         name: String,
-        patch: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "object")] patch: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: String,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions & { namespace?: string }")]
         opts: JsValue,
