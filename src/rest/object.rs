@@ -45,22 +45,8 @@ struct Spans {
 }
 
 impl Spans {
-    fn of(raw: &[u8], span: &ObjectSpan<'_>) -> Spans {
-        let mut layout = Vec::with_capacity(span.members.len() * 4);
-        for (k, v) in &span.members {
-            let (Some((ks, ke)), Some((vs, ve))) = (range_in(raw, k), range_in(raw, v)) else {
-                layout.clear();
-                break;
-            };
-            let ok = [ks, ke, vs, ve]
-                .into_iter()
-                .map(u32::try_from)
-                .try_for_each(|o| o.map(|o| layout.push(o)));
-            if ok.is_err() {
-                layout.clear();
-                break;
-            }
-        }
+    /// The spans of a scanned object (its layout is moved out of `span`).
+    fn of(raw: &[u8], span: &mut ObjectSpan<'_>) -> Spans {
         Spans {
             metadata: span.metadata_raw.and_then(|m| range_in(raw, m)),
             managed_fields: span
@@ -68,7 +54,7 @@ impl Spans {
                 .as_ref()
                 .and_then(|m| m.managed_fields)
                 .and_then(|m| range_in(raw, m)),
-            layout: layout.into_boxed_slice(),
+            layout: std::mem::take(&mut span.layout).into_boxed_slice(),
         }
     }
 
@@ -362,8 +348,8 @@ impl KubeObject {
     }
 
     /// Build from a span found by the scanner, copying its bytes once.
-    pub(crate) fn from_span(span: ObjectSpan<'_>) -> Result<Self, Error> {
-        let spans = Spans::of(span.raw, &span);
+    pub(crate) fn from_span(mut span: ObjectSpan<'_>) -> Result<Self, Error> {
+        let spans = Spans::of(span.raw, &mut span);
         let meta = parse_meta(span.metadata)?;
         let api_version = str_or_empty(span.api_version)?;
         let kind = str_or_empty(span.kind)?;
@@ -475,11 +461,11 @@ impl KubeObject {
     /// when [`decode`](Self::decode) is called.
     pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
         let (api_version, kind, spans, meta) = {
-            let span = scan::parse_object(&raw)?;
+            let mut span = scan::parse_object(&raw)?;
             (
                 str_or_empty(span.api_version)?,
                 str_or_empty(span.kind)?,
-                Spans::of(&raw, &span),
+                Spans::of(&raw, &mut span),
                 parse_meta(span.metadata)?,
             )
         };

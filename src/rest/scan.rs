@@ -28,9 +28,11 @@ pub(crate) struct ObjectSpan<'a> {
     /// The `metadata` value's bytes (for byte-level rewrites such as
     /// metadata-only objects).
     pub metadata_raw: Option<&'a [u8]>,
-    /// Every top-level member as (key contents, value bytes), in order: lets
-    /// JS materialize one member at a time instead of parsing the whole object.
-    pub members: Vec<(&'a [u8], &'a [u8])>,
+    /// Every top-level member as offsets from the object's first byte, four
+    /// per member (key start and end inside the quotes, value start and end),
+    /// in order: lets JS materialize one member at a time. Empty if an offset
+    /// does not fit in a `u32`.
+    pub layout: Vec<u32>,
 }
 
 /// The contents of a JSON string without its quotes.
@@ -288,8 +290,9 @@ impl<'a> Scanner<'a> {
             kind: None,
             metadata: None,
             metadata_raw: None,
-            members: Vec::with_capacity(6),
+            layout: Vec::with_capacity(24),
         };
+        let mut layout_ok = true;
         self.members(|key, s| {
             let from = s.pos;
             match key {
@@ -303,10 +306,20 @@ impl<'a> Scanner<'a> {
                     s.value()?;
                 }
             }
-            span.members
-                .push((key, s.b.get(from..s.pos).unwrap_or_default()));
+            // The key's contents end at its closing quote, which precedes the ':'.
+            let key_start = (key.as_ptr() as usize).saturating_sub(s.b.as_ptr() as usize);
+            let offsets = [key_start, key_start + key.len(), from, s.pos];
+            for o in offsets {
+                match o.checked_sub(start).and_then(|o| u32::try_from(o).ok()) {
+                    Some(o) => span.layout.push(o),
+                    None => layout_ok = false,
+                }
+            }
             Ok(())
         })?;
+        if !layout_ok {
+            span.layout.clear();
+        }
         span.raw = self.b.get(start..self.pos).unwrap_or_default();
         Ok(span)
     }
