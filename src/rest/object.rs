@@ -111,13 +111,13 @@ fn utf16_offsets(text: &[u8], offsets: &[u32]) -> Vec<u32> {
     out
 }
 
-/// The bytes to remove to drop the object member at `start..end` of `raw`,
-/// with one adjacent comma so the rest stays valid JSON.
-fn member_cut(raw: &[u8], start: usize, end: usize) -> (usize, usize) {
+/// `raw` without the object member at `start..end`, and one adjacent comma
+/// so the result stays valid JSON; also returns the range removed.
+fn cut_member(raw: &[u8], start: usize, end: usize) -> (Vec<u8>, usize, usize) {
     let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
     let before = raw.get(..start).unwrap_or_default();
     let after = raw.get(end..).unwrap_or_default();
-    match before.iter().rposition(|c| !is_ws(c)) {
+    let (from, to) = match before.iter().rposition(|c| !is_ws(c)) {
         // A preceding member: drop the comma before this one.
         Some(i) if before.get(i) == Some(&b',') => (i, end),
         // The first member: drop the comma after it, if any.
@@ -125,7 +125,11 @@ fn member_cut(raw: &[u8], start: usize, end: usize) -> (usize, usize) {
             Some(j) if after.get(j) == Some(&b',') => (start, end + j + 1),
             _ => (start, end),
         },
-    }
+    };
+    let mut out = Vec::with_capacity(raw.len() - (to - from));
+    out.extend_from_slice(raw.get(..from).unwrap_or_default());
+    out.extend_from_slice(raw.get(to..).unwrap_or_default());
+    (out, from, to)
 }
 
 /// The parsed part of `metadata` that the cache, selectors and indexes use.
@@ -365,35 +369,23 @@ impl KubeObject {
     /// This object without `metadata.managedFields`, cut out of the bytes
     /// (no re-encoding; the parsed metadata is reused). The object itself
     /// when it has none.
-    pub fn without_managed_fields(mut self) -> KubeObject {
+    pub fn without_managed_fields(self) -> KubeObject {
         let Some((start, end)) = self.0.spans.managed_fields else {
             return self;
         };
-        let (from, to) = member_cut(&self.0.raw, start, end);
-        if from >= to || to > self.0.raw.len() {
-            return self;
-        }
+        let (raw, from, to) = cut_member(&self.0.raw, start, end);
+        let raw = raw.into_boxed_slice();
         let spans = self.0.spans.after_cut(from, to);
-        if let Some(inner) = Rc::get_mut(&mut self.0) {
-            // Sole owner (a freshly decoded object): cut in place, no new buffer.
-            let mut raw = Vec::from(std::mem::take(&mut inner.raw));
-            raw.drain(from..to);
-            inner.raw = raw.into_boxed_slice();
-            inner.spans = spans;
-            inner.attachment = OnceCell::new();
-            return self;
+        match Rc::try_unwrap(self.0) {
+            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
+            Err(shared) => Self::build(
+                raw,
+                shared.api_version.clone(),
+                shared.kind.clone(),
+                shared.meta.clone(),
+                spans,
+            ),
         }
-        let shared = &self.0;
-        let mut raw = Vec::with_capacity(shared.raw.len() - (to - from));
-        raw.extend_from_slice(shared.raw.get(..from).unwrap_or_default());
-        raw.extend_from_slice(shared.raw.get(to..).unwrap_or_default());
-        Self::build(
-            raw.into_boxed_slice(),
-            shared.api_version.clone(),
-            shared.kind.clone(),
-            shared.meta.clone(),
-            spans,
-        )
     }
 
     /// Only `apiVersion`, `kind` and `metadata` (without managedFields), for
@@ -781,12 +773,6 @@ mod tests {
             assert_eq!(again.meta(), &before, "{raw}");
             // The original is untouched (it was shared).
             assert_eq!(o.raw_str(), raw);
-            // The in-place cut of a sole owner gives the same bytes.
-            let unique = KubeObject::from_json(raw.as_bytes())
-                .expect("valid")
-                .without_managed_fields();
-            assert_eq!(unique.raw(), stripped.raw(), "{raw}");
-            assert_eq!(unique.layout(), stripped.layout(), "{raw}");
             // Cutting twice is a no-op.
             let twice = stripped.clone().without_managed_fields();
             assert_eq!(twice.raw(), stripped.raw());
