@@ -41,7 +41,7 @@ struct Spans {
     managed_fields: Option<(usize, usize)>,
     /// Top-level members as byte offsets, four per member: key start and
     /// end (inside the quotes), value start and end. Empty if unknown.
-    layout: Box<[u32]>,
+    layout: Vec<u32>,
 }
 
 impl Spans {
@@ -54,7 +54,7 @@ impl Spans {
                 .as_ref()
                 .and_then(|m| m.managed_fields)
                 .and_then(|m| range_in(raw, m)),
-            layout: std::mem::take(&mut span.layout).into_boxed_slice(),
+            layout: std::mem::take(&mut span.layout),
         }
     }
 
@@ -430,7 +430,7 @@ impl KubeObject {
         let spans = Spans {
             metadata: Some(metadata),
             managed_fields: None,
-            layout: layout.into_boxed_slice(),
+            layout,
         };
         let raw = raw.into_boxed_slice();
         match Rc::try_unwrap(obj.0) {

@@ -290,7 +290,7 @@ impl<'a> Scanner<'a> {
             kind: None,
             metadata: None,
             metadata_raw: None,
-            layout: Vec::with_capacity(24),
+            layout: Vec::with_capacity(20),
         };
         let mut layout_ok = true;
         self.members(|key, s| {
