@@ -44,7 +44,17 @@ pub(crate) struct StrSpan<'a> {
     pub escaped: bool,
 }
 
-impl StrSpan<'_> {
+impl<'a> StrSpan<'a> {
+    /// The string value, borrowed when it has no escapes.
+    pub fn to_cow(self) -> Result<std::borrow::Cow<'a, str>, Error> {
+        if self.escaped {
+            return self.to_str().map(|s| std::borrow::Cow::Owned(s.into()));
+        }
+        std::str::from_utf8(self.bytes)
+            .map(std::borrow::Cow::Borrowed)
+            .map_err(|_| Error::decode("invalid UTF-8 in string", self.bytes))
+    }
+
     /// The string value.
     pub fn to_str(self) -> Result<Box<str>, Error> {
         if !self.escaped {
