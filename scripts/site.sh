@@ -11,4 +11,9 @@ cd www
 { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] && [ -e node_modules/kubewasm/package.json ]; } \
   || npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build -- --outDir ../target/demo-site --emptyOutDir --logLevel warn
+cd ..
+# The no-bundler example, beside a copy of the package it imports.
+mkdir -p target/demo-site/plain
+cp examples/plain-page/index.html target/demo-site/plain/
+cp -R pkg target/demo-site/plain/pkg
 echo "built the dashboard in target/demo-site"

@@ -5,28 +5,13 @@
 
 use kubewasm::api::{Discovery, DynamicClient, RestMapper};
 use kubewasm::rest::{
-    Client, Config, DeleteParams, ListParams, PatchParams, PatchType, PostParams, Request,
+    Client, DeleteParams, ListParams, PatchParams, PatchType, PostParams, Request,
 };
 use serde_json::{json, Value};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-fn client() -> Client {
-    let Some(url) = option_env!("KUBEWASM_SIM_URL") else {
-        panic!("KUBEWASM_SIM_URL must be set at build time (scripts/with-sim.sh)")
-    };
-    let mut cfg = Config::new(url);
-    if let Some(t) = option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty()) {
-        cfg = cfg.bearer_token(t);
-    }
-    Client::new(cfg).expect("client")
-}
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{:08x}",
-        (js_sys::Math::random() * f64::from(u32::MAX)) as u32
-    )
-}
+#[path = "support/sim.rs"]
+mod sim;
 
 async fn mapper(c: &Client) -> RestMapper {
     RestMapper::new(
@@ -40,7 +25,7 @@ async fn mapper(c: &Client) -> RestMapper {
 
 #[wasm_bindgen_test]
 async fn discovery_finds_core_apps_and_crd_resources() {
-    let m = mapper(&client()).await;
+    let m = mapper(&sim::client()).await;
     assert_eq!(m.find("pods").map(|r| r.namespaced), Some(true));
     assert_eq!(
         m.find("deploy").map(|r| r.api_version()),
@@ -57,7 +42,7 @@ async fn discovery_finds_core_apps_and_crd_resources() {
 
 async fn round_trip(c: &Client, resource: &str, body: Value) {
     let m = mapper(c).await;
-    let ns = unique("api");
+    let ns = sim::unique("api");
     let _ = c
         .send(
             &Request::post()
@@ -67,7 +52,7 @@ async fn round_trip(c: &Client, resource: &str, body: Value) {
         .await;
     let d =
         DynamicClient::new(c.clone(), m.find(resource).expect("resource").clone()).namespaced(&ns);
-    let name = unique("obj");
+    let name = sim::unique("obj");
     let mut body = body;
     body["metadata"] = json!({"name": name, "labels": {"suite": "api"}});
     let created = d
@@ -146,13 +131,13 @@ async fn round_trip(c: &Client, resource: &str, body: Value) {
 
 #[wasm_bindgen_test]
 async fn crud_and_patches_on_pods() {
-    round_trip(&client(), "pods", json!({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "busybox"}]}})).await;
+    round_trip(&sim::client(), "pods", json!({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "busybox"}]}})).await;
 }
 
 #[wasm_bindgen_test]
 async fn crud_and_patches_on_a_crd() {
     round_trip(
-        &client(),
+        &sim::client(),
         "widgets",
         json!({"apiVersion": "demo.kubewasm.dev/v1", "kind": "Widget", "spec": {"size": 3}}),
     )
@@ -162,17 +147,9 @@ async fn crud_and_patches_on_a_crd() {
 #[wasm_bindgen_test]
 async fn list_all_pages_1200_objects_at_limit_500_in_order() {
     // 1,200 creates: without the client-side rate limit (20/s by default).
-    let Some(url) = option_env!("KUBEWASM_SIM_URL") else {
-        panic!("KUBEWASM_SIM_URL")
-    };
-    let mut cfg = Config::new(url);
-    if let Some(t) = option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty()) {
-        cfg = cfg.bearer_token(t);
-    }
-    cfg.rate_limit = None;
-    let c = Client::new(cfg).expect("client");
+    let c = sim::unlimited_client();
     let m = mapper(&c).await;
-    let ns = unique("pager");
+    let ns = sim::unique("pager");
     let _ = c
         .send(
             &Request::post()

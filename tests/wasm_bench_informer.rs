@@ -20,29 +20,10 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
+#[path = "support/sim.rs"]
+mod sim;
+
 const FLOOD: u64 = 200_000;
-
-fn url() -> &'static str {
-    match option_env!("KUBEWASM_SIM_URL") {
-        Some(u) => u,
-        None => panic!("KUBEWASM_SIM_URL"),
-    }
-}
-
-fn client() -> Client {
-    let mut cfg = Config::new(url());
-    if let Some(t) = option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty()) {
-        cfg = cfg.bearer_token(t);
-    }
-    cfg.rate_limit = None;
-    Client::new(cfg).expect("client")
-}
-
-async fn sim(c: &Client, path: &str, body: Value) -> Value {
-    c.send_json(&Request::post().path(path).json(&body))
-        .await
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn now_ms() -> f64 {
     real_clock().now().as_millis_f64()
@@ -50,7 +31,7 @@ fn now_ms() -> f64 {
 
 /// The JS floor: read a watch stream, split lines, JSON.parse each, count MODIFIED.
 async fn js_floor(rv: &str, events: u64) -> f64 {
-    let token = option_env!("KUBEWASM_SIM_TOKEN").unwrap_or("");
+    let token = sim::token().unwrap_or("");
     let f = Function::new_with_args(
         "url, token, rv, n",
         r#"return (async () => {
@@ -82,7 +63,7 @@ async fn js_floor(rv: &str, events: u64) -> f64 {
     let p: Promise = f
         .call4(
             &JsValue::NULL,
-            &url().into(),
+            &sim::url().into(),
             &token.into(),
             &rv.into(),
             &JsValue::from_f64(events as f64),
@@ -102,9 +83,9 @@ fn memory_mib() -> f64 {
 
 #[wasm_bindgen_test]
 async fn informer_end_to_end() {
-    let c = client();
-    sim(&c, "/sim/faults/clear", json!({})).await;
-    sim(
+    let c = sim::unlimited_client();
+    sim::post(&c, "/sim/faults/clear", json!({})).await;
+    sim::post(
         &c,
         "/sim/seed",
         json!({"namespaces": 20, "pods": 10_000, "seed": 1, "podBytes": 3000}),
@@ -135,7 +116,7 @@ async fn informer_end_to_end() {
     inf.start();
     inf.wait_for_sync().await;
     let t0 = now_ms();
-    sim(
+    sim::post(
         &c,
         "/sim/flood",
         json!({"resource": "pods", "events": FLOOD}),
@@ -162,7 +143,7 @@ async fn informer_end_to_end() {
     );
 
     // Sync 50,000 pods (paged at 500) vs fetching and discarding the same pages.
-    sim(
+    sim::post(
         &c,
         "/sim/seed",
         json!({"namespaces": 50, "pods": 50_000, "seed": 2, "podBytes": 3000}),

@@ -13,27 +13,13 @@ use kubewasm::cache::{
     BackoffOptions, Handler, InformerOptions, Notification, ReflectorOptions, ResourceListWatch,
     ResourceScope, SharedIndexInformer,
 };
-use kubewasm::rest::{Client, Config, Request};
+use kubewasm::rest::{Client, Request};
 use kubewasm::rt::{real_clock, Clock, Instant, Rng, SharedClock, Sleep};
 use serde_json::{json, Value};
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
-fn client() -> Client {
-    let Some(url) = option_env!("KUBEWASM_SIM_URL") else {
-        panic!("KUBEWASM_SIM_URL must be set at build time (scripts/with-sim.sh)")
-    };
-    let mut cfg = Config::new(url);
-    if let Some(t) = option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty()) {
-        cfg = cfg.bearer_token(t);
-    }
-    Client::new(cfg).expect("client")
-}
-
-async fn sim(c: &Client, path: &str, body: Value) -> Value {
-    c.send_json(&Request::post().path(path).json(&body))
-        .await
-        .unwrap_or_else(|e| panic!("POST {path}: {e}"))
-}
+#[path = "support/sim.rs"]
+mod sim;
 
 async fn sim_state(c: &Client) -> BTreeMap<String, String> {
     let v: Value = c
@@ -110,9 +96,9 @@ async fn sleep(ms: u64) {
 
 #[wasm_bindgen_test]
 async fn informer_converges_to_the_sim_under_random_faults() {
-    let c = client();
-    sim(&c, "/sim/faults/clear", json!({})).await;
-    sim(
+    let c = sim::client();
+    sim::post(&c, "/sim/faults/clear", json!({})).await;
+    sim::post(
         &c,
         "/sim/seed",
         json!({"namespaces": 3, "pods": 120, "seed": 1}),
@@ -187,11 +173,11 @@ async fn informer_converges_to_the_sim_under_random_faults() {
             4 => json!({"malformedLineOnce": true}),
             _ => json!({"latencyMs": 300}),
         };
-        sim(&c, "/sim/faults", faults.clone()).await;
+        sim::post(&c, "/sim/faults", faults.clone()).await;
         // Background churn while faults hit, plus deterministic steps.
-        sim(&c, "/sim/churn", json!({"perSec": 50, "seed": seed})).await;
+        sim::post(&c, "/sim/churn", json!({"perSec": 50, "seed": seed})).await;
         for round in 0..3 {
-            sim(
+            sim::post(
                 &c,
                 "/sim/churn/steps",
                 json!({"steps": 10, "seed": seed * 10 + round}),
@@ -199,19 +185,19 @@ async fn informer_converges_to_the_sim_under_random_faults() {
             .await;
             match rng.next_u64() % 4 {
                 0 => {
-                    sim(&c, "/sim/drop-watches", json!({})).await;
+                    sim::post(&c, "/sim/drop-watches", json!({})).await;
                 }
                 1 => {
-                    sim(&c, "/sim/compact", json!({})).await;
-                    sim(&c, "/sim/drop-watches", json!({})).await;
+                    sim::post(&c, "/sim/compact", json!({})).await;
+                    sim::post(&c, "/sim/drop-watches", json!({})).await;
                 }
                 _ => {}
             }
             sleep(50).await;
         }
-        sim(&c, "/sim/churn", json!({"perSec": 0})).await;
-        sim(&c, "/sim/faults/clear", json!({})).await;
-        sim(
+        sim::post(&c, "/sim/churn", json!({"perSec": 0})).await;
+        sim::post(&c, "/sim/faults/clear", json!({})).await;
+        sim::post(
             &c,
             "/sim/churn/steps",
             json!({"steps": 5, "seed": 1000 + seed}),
@@ -270,8 +256,8 @@ async fn informer_converges_to_the_sim_under_random_faults() {
 
 #[wasm_bindgen_test]
 async fn watch_list_mode_syncs_from_one_stream() {
-    let c = client();
-    sim(&c, "/sim/faults/clear", json!({})).await;
+    let c = sim::client();
+    sim::post(&c, "/sim/faults/clear", json!({})).await;
     let lw = ResourceListWatch::new(
         c.clone(),
         ResourceScope {
@@ -285,7 +271,7 @@ async fn watch_list_mode_syncs_from_one_stream() {
     let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);
     inf.start();
     inf.wait_for_sync().await;
-    sim(&c, "/sim/churn/steps", json!({"steps": 20, "seed": 77})).await;
+    sim::post(&c, "/sim/churn/steps", json!({"steps": 20, "seed": 77})).await;
     let want = sim_state(&c).await;
     let mut ok = false;
     for _ in 0..100 {

@@ -16,48 +16,10 @@ use kubewasm::rt::real_clock;
 use serde_json::{json, Value};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-fn sim_url() -> &'static str {
-    match option_env!("KUBEWASM_SIM_URL") {
-        Some(u) if !u.is_empty() => u,
-        _ => panic!(
-            "KUBEWASM_SIM_URL was not set at build time: start kubewasm-sim and build the \
-             tests with KUBEWASM_SIM_URL=http://127.0.0.1:PORT (make test does this)"
-        ),
-    }
-}
-
-fn token() -> Option<&'static str> {
-    option_env!("KUBEWASM_SIM_TOKEN").filter(|t| !t.is_empty())
-}
-
-fn client() -> Client {
-    let mut cfg = Config::new(sim_url());
-    if let Some(t) = token() {
-        cfg = cfg.bearer_token(t);
-    }
-    Client::new(cfg).expect("client")
-}
+#[path = "support/sim.rs"]
+mod sim;
 
 /// A name no other run of these tests uses.
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{:08x}",
-        (js_sys::Math::random() * f64::from(u32::MAX)) as u32
-    )
-}
-
-async fn sim_post(c: &Client, path: &str, body: Value) -> Value {
-    c.send_json(&Request::post().path(path).json(&body))
-        .await
-        .unwrap_or_else(|e| panic!("POST {path}: {e}"))
-}
-
-async fn sim_stats(c: &Client) -> Value {
-    c.send_json(&Request::get().path("/sim/stats"))
-        .await
-        .expect("GET /sim/stats")
-}
-
 async fn clear_faults(c: &Client) {
     c.send(&Request::post().path("/sim/faults/clear"))
         .await
@@ -66,7 +28,7 @@ async fn clear_faults(c: &Client) {
 
 /// A fresh namespace for one test (AlreadyExists is fine).
 async fn namespace(c: &Client, prefix: &str) -> String {
-    let ns = unique(prefix);
+    let ns = sim::unique(prefix);
     let req = Request::post()
         .resource("namespaces")
         .json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
@@ -88,7 +50,9 @@ async fn wait_for_open_watches(c: &Client, want: i64) -> i64 {
     let clock = real_clock();
     let start = clock.now();
     loop {
-        let n = sim_stats(c).await["openWatches"].as_i64().unwrap_or(-1);
+        let n = sim::get(c, "/sim/stats").await["openWatches"]
+            .as_i64()
+            .unwrap_or(-1);
         if n == want || clock.now() - start > Duration::from_secs(10) {
             return n;
         }
@@ -99,20 +63,20 @@ async fn wait_for_open_watches(c: &Client, want: i64) -> i64 {
 /// The bearer token reaches the server; without it the sim answers 401.
 #[wasm_bindgen_test]
 async fn bearer_token_is_sent() {
-    let c = client();
+    let c = sim::client();
     let list = c
         .send_list(&Request::get().resource("namespaces"))
         .await
         .expect("authorized list");
     assert!(!list.resource_version.is_empty());
-    if token().is_some() {
-        let anon = Client::new(Config::new(sim_url())).expect("client");
+    if sim::token().is_some() {
+        let anon = Client::new(Config::new(sim::url())).expect("client");
         let err = anon
             .send(&Request::get().resource("namespaces"))
             .await
             .expect_err("no token");
         assert!(err.is_unauthorized(), "{err:?}");
-        let wrong = Client::new(Config::new(sim_url()).bearer_token("wrong")).expect("client");
+        let wrong = Client::new(Config::new(sim::url()).bearer_token("wrong")).expect("client");
         let err = wrong
             .send(&Request::get().resource("namespaces"))
             .await
@@ -124,7 +88,7 @@ async fn bearer_token_is_sent() {
 /// Status errors from the server keep their reason (404, 409).
 #[wasm_bindgen_test]
 async fn api_errors_are_classified() {
-    let c = client();
+    let c = sim::client();
     let ns = namespace(&c, "rest-err").await;
     let err = c
         .send(
@@ -157,13 +121,13 @@ async fn api_errors_are_classified() {
 /// order, with every body written in random small pieces.
 #[wasm_bindgen_test]
 async fn watch_from_rv_delivers_events_in_order_with_split_chunks() {
-    let c = client();
+    let c = sim::client();
     clear_faults(&c).await;
     let ns = namespace(&c, "rest-watch").await;
     let cms = Request::get().namespace(&ns).resource("configmaps");
     let start_rv = c.send_list(&cms).await.expect("list").resource_version;
 
-    let name = unique("cm");
+    let name = sim::unique("cm");
     let created = c
         .send_object(
             &Request::post()
@@ -195,7 +159,7 @@ async fn watch_from_rv_delivers_events_in_order_with_split_chunks() {
     .await
     .expect("delete");
 
-    sim_post(&c, "/sim/faults", json!({"splitChunks": true, "seed": 7})).await;
+    sim::post(&c, "/sim/faults", json!({"splitChunks": true, "seed": 7})).await;
     let mut w = c
         .watch(&cms.clone().watch_params(&WatchParams {
             resource_version: Some(start_rv),
@@ -230,7 +194,7 @@ async fn watch_from_rv_delivers_events_in_order_with_split_chunks() {
 /// the watch, an API error on an exact list.
 #[wasm_bindgen_test]
 async fn compacted_rv_is_a_typed_410() {
-    let c = client();
+    let c = sim::client();
     clear_faults(&c).await;
     let ns = namespace(&c, "rest-410").await;
     let cms = Request::get().namespace(&ns).resource("configmaps");
@@ -239,11 +203,11 @@ async fn compacted_rv_is_a_typed_410() {
         &Request::post()
             .namespace(&ns)
             .resource("configmaps")
-            .json(&configmap(&unique("cm"), "x")),
+            .json(&configmap(&sim::unique("cm"), "x")),
     )
     .await
     .expect("create");
-    sim_post(&c, "/sim/compact", json!({})).await;
+    sim::post(&c, "/sim/compact", json!({})).await;
 
     let mut w = c
         .watch(&cms.clone().watch_params(&WatchParams {
@@ -276,7 +240,7 @@ async fn compacted_rv_is_a_typed_410() {
     let token = first
         .continue_token
         .expect("more than one namespace, so a token");
-    sim_post(&c, "/sim/compact", json!({})).await;
+    sim::post(&c, "/sim/compact", json!({})).await;
     let err = c
         .send_list(
             &Request::get()
@@ -296,9 +260,9 @@ async fn compacted_rv_is_a_typed_410() {
 /// RC-04: a 429 is retried after its Retry-After.
 #[wasm_bindgen_test]
 async fn status_429_is_retried_after_retry_after() {
-    let c = client();
+    let c = sim::client();
     clear_faults(&c).await;
-    sim_post(
+    sim::post(
         &c,
         "/sim/faults",
         json!({"status429": {"count": 1, "retryAfterSeconds": 1}}),
@@ -316,13 +280,13 @@ async fn status_429_is_retried_after_retry_after() {
     );
 
     // Not retried for a create.
-    sim_post(
+    sim::post(
         &c,
         "/sim/faults",
         json!({"status429": {"count": 1, "retryAfterSeconds": 1}}),
     )
     .await;
-    let ns = unique("rest-429");
+    let ns = sim::unique("rest-429");
     let err = c
         .send(
             &Request::post()
@@ -340,9 +304,11 @@ async fn status_429_is_retried_after_retry_after() {
 /// goes back down.
 #[wasm_bindgen_test]
 async fn dropping_a_watch_closes_the_connection() {
-    let c = client();
+    let c = sim::client();
     clear_faults(&c).await;
-    let before = sim_stats(&c).await["openWatches"].as_i64().expect("count");
+    let before = sim::get(&c, "/sim/stats").await["openWatches"]
+        .as_i64()
+        .expect("count");
     let w = c
         .watch(&Request::get().resource("configmaps"))
         .await
@@ -355,8 +321,8 @@ async fn dropping_a_watch_closes_the_connection() {
 /// A request timeout aborts a slow request with a typed error.
 #[wasm_bindgen_test]
 async fn request_timeout_is_typed() {
-    let c = client();
-    sim_post(&c, "/sim/faults", json!({"latencyMs": 2000})).await;
+    let c = sim::client();
+    sim::post(&c, "/sim/faults", json!({"latencyMs": 2000})).await;
     let err = c
         .send(
             &Request::get()

@@ -68,6 +68,16 @@ impl DynamicClient {
         })
     }
 
+    /// A request for one object, or its subresource when `sub` is not empty.
+    fn named(&self, r: Request, name: &str, sub: &str) -> Result<Request, Error> {
+        let r = self.req(r, Some(name))?;
+        Ok(if sub.is_empty() {
+            r
+        } else {
+            r.subresource(sub)
+        })
+    }
+
     /// GET one object.
     pub async fn get(&self, name: &str) -> Result<KubeObject, Error> {
         self.client
@@ -114,11 +124,7 @@ impl DynamicClient {
         obj: &T,
         params: &PostParams,
     ) -> Result<KubeObject, Error> {
-        let req = self
-            .req(Request::put(), Some(name))?
-            .post_params(params)
-            .body(json_body(obj)?, "application/json");
-        self.client.send_object(&req).await
+        self.replace_subresource(name, "", obj, params).await
     }
 
     /// PATCH with any of the four patch types.
@@ -129,12 +135,7 @@ impl DynamicClient {
         kind: PatchType,
         params: &PatchParams,
     ) -> Result<KubeObject, Error> {
-        params.validate(kind)?;
-        let req = self
-            .req(Request::patch(), Some(name))?
-            .patch_params(params, kind)
-            .body(json_body(patch)?, kind.content_type());
-        self.client.send_object(&req).await
+        self.patch_subresource(name, "", patch, kind, params).await
     }
 
     /// DELETE; returns what the server answered (the object, or a Status).
@@ -175,7 +176,7 @@ impl DynamicClient {
             .await
     }
 
-    /// PUT a subresource.
+    /// PUT a subresource (`""`: the object itself).
     pub async fn replace_subresource<T: Serialize + ?Sized>(
         &self,
         name: &str,
@@ -184,14 +185,13 @@ impl DynamicClient {
         params: &PostParams,
     ) -> Result<KubeObject, Error> {
         let req = self
-            .req(Request::put(), Some(name))?
-            .subresource(sub)
+            .named(Request::put(), name, sub)?
             .post_params(params)
             .body(json_body(obj)?, "application/json");
         self.client.send_object(&req).await
     }
 
-    /// PATCH a subresource.
+    /// PATCH a subresource (`""`: the object itself).
     pub async fn patch_subresource<T: Serialize + ?Sized>(
         &self,
         name: &str,
@@ -202,8 +202,7 @@ impl DynamicClient {
     ) -> Result<KubeObject, Error> {
         params.validate(kind)?;
         let req = self
-            .req(Request::patch(), Some(name))?
-            .subresource(sub)
+            .named(Request::patch(), name, sub)?
             .patch_params(params, kind)
             .body(json_body(patch)?, kind.content_type());
         self.client.send_object(&req).await

@@ -189,37 +189,14 @@ impl DeltaHandler for Fanout {
 /// of an object's bytes, never needed by a UI). Objects without it pass
 /// through untouched (no re-encoding).
 pub fn strip_managed_fields() -> Transformer {
-    Rc::new(|obj: KubeObject| {
-        if !contains(obj.raw(), b"\"managedFields\"") {
-            return Ok(obj);
-        }
-        let mut v = obj.to_value().map_err(|e| e.to_string())?;
-        if let Some(m) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-            m.remove("managedFields");
-        }
-        KubeObject::from_value(&v).map_err(|e| e.to_string())
-    })
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+    // A byte-level cut at the range the scanner recorded: no re-encoding.
+    Rc::new(|obj: KubeObject| Ok(obj.without_managed_fields()))
 }
 
 /// A transform that keeps only `apiVersion`, `kind` and `metadata`
 /// (metadata-only informers), managedFields dropped.
 pub fn metadata_only() -> Transformer {
-    Rc::new(|obj: KubeObject| {
-        let v = obj.to_value().map_err(|e| e.to_string())?;
-        let mut meta = v
-            .get("metadata")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        if let Some(m) = meta.as_object_mut() {
-            m.remove("managedFields");
-        }
-        let out = serde_json::json!({"apiVersion": v.get("apiVersion"), "kind": v.get("kind"), "metadata": meta});
-        KubeObject::from_value(&out).map_err(|e| e.to_string())
-    })
+    Rc::new(|obj: KubeObject| Ok(obj.metadata_only()))
 }
 
 /// Milliseconds (from JS) to a resync period; non-positive or non-finite = none.

@@ -10,8 +10,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::error::{from_rest, KubeErrorInit};
-use super::object::to_js;
+use super::object::to_js_owned;
 use super::options::{self, millis};
+use crate::api::Discovery;
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
     PostParams, RateLimit, Request, WatchEvent, WatchParams, WatchStream,
@@ -71,7 +72,9 @@ export interface ResourceRef {
   group?: string;
   version: string;
   /** Plural resource name, e.g. `pods`, `deployments`, `widgets`. */
-  resource: string;
+  resource?: string;
+  /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
+  kind?: string;
   /** Namespace; absent for cluster-scoped resources or all namespaces. */
   namespace?: string;
 }
@@ -122,12 +125,18 @@ export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
 #[wasm_bindgen]
 pub struct KubeClient {
     client: Client,
+    discovery: Discovery,
 }
 
 impl KubeClient {
     /// The underlying Rust client (for informers).
     pub fn inner(&self) -> &Client {
         &self.client
+    }
+
+    /// The client's discovery cache (shared by its clones).
+    pub fn discovery(&self) -> &Discovery {
+        &self.discovery
     }
 }
 
@@ -210,7 +219,8 @@ impl KubeClient {
     ) -> Result<KubeClient, JsValue> {
         let config = config_from_js(&opts)?;
         let client = Client::new(config).map_err(|e| from_rest(&e))?;
-        Ok(KubeClient { client })
+        let discovery = Discovery::new(client.clone());
+        Ok(KubeClient { client, discovery })
     }
 
     /// A client for one resource (any group/version/resource, CRDs included).
@@ -222,8 +232,7 @@ impl KubeClient {
         let group = options::string(&r, "group")?.unwrap_or_default();
         let version = options::string(&r, "version")?
             .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
-        let resource = options::string(&r, "resource")?
-            .ok_or_else(|| KubeErrorInit::invalid("`resource` is required"))?;
+        let resource = super::discovery::resource_or_kind(&r, &group, &version)?;
         let namespace = options::string(&r, "namespace")?.filter(|n| !n.is_empty());
         Ok(ResourceClient {
             client: self.client.clone(),
@@ -235,7 +244,8 @@ impl KubeClient {
     }
 }
 
-/// CRUD and watch on one resource. Objects are plain, frozen JSON objects.
+/// CRUD and watch on one resource. Objects are plain JSON objects owned by
+/// the caller (mutable: read, modify, `replace`).
 #[wasm_bindgen]
 pub struct ResourceClient {
     client: Client,
@@ -252,11 +262,43 @@ impl ResourceClient {
             .resource(&self.resource)
     }
 
+    /// Create (`POST` to the collection) or replace (`PUT` to the object
+    /// named by `metadata.name`) with the object as the body; the namespace
+    /// comes from `metadata.namespace` or the client's.
+    fn write(
+        &self,
+        req: Request,
+        named: bool,
+        obj: &JsValue,
+        opts: &JsValue,
+    ) -> Result<Promise, JsValue> {
+        let (dry_run, field_manager, _) = write_params(opts)?;
+        let meta = options::prop(obj, "metadata");
+        let field = |k: &str| {
+            meta.as_ref()
+                .and_then(|m| options::string(m, k).ok().flatten())
+        };
+        let mut req = self.base(req, field("namespace").as_deref());
+        if named {
+            let name =
+                field("name").ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?;
+            req = req.name(name);
+        }
+        let body = json_body(obj)?;
+        let req = req
+            .post_params(&PostParams {
+                dry_run,
+                field_manager,
+            })
+            .body(body.into_bytes(), "application/json");
+        Ok(self.spawn_object(req))
+    }
+
     fn spawn_object(&self, req: Request) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
             let obj = client.send_object(&req).await.map_err(|e| from_rest(&e))?;
-            Ok(to_js(&obj))
+            Ok(to_js_owned(&obj))
         })
     }
 }
@@ -305,7 +347,7 @@ impl ResourceClient {
         let client = self.client.clone();
         Ok(future_to_promise(async move {
             let list = client.send_list(&req).await.map_err(|e| from_rest(&e))?;
-            let items: js_sys::Array = list.items.iter().map(to_js).collect();
+            let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
             let out = Object::new();
             let _ = Reflect::set(&out, &"items".into(), &items);
             let _ = Reflect::set(
@@ -334,18 +376,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
-        let (dry_run, field_manager, _) = write_params(&opts)?;
-        let ns = options::prop(&obj, "metadata")
-            .and_then(|m| options::string(&m, "namespace").ok().flatten());
-        let body = json_body(&obj)?;
-        let req = self
-            .base(Request::post(), ns.as_deref())
-            .post_params(&PostParams {
-                dry_run,
-                field_manager,
-            })
-            .body(body.into_bytes(), "application/json");
-        Ok(self.spawn_object(req))
+        self.write(Request::post(), false, &obj, &opts)
     }
 
     /// Replace an object (optimistic concurrency through `metadata.resourceVersion`).
@@ -355,25 +386,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
-        let (dry_run, field_manager, _) = write_params(&opts)?;
-        let meta = options::prop(&obj, "metadata");
-        let name = meta
-            .as_ref()
-            .and_then(|m| options::string(m, "name").ok().flatten())
-            .ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?;
-        let ns = meta
-            .as_ref()
-            .and_then(|m| options::string(m, "namespace").ok().flatten());
-        let body = json_body(&obj)?;
-        let req = self
-            .base(Request::put(), ns.as_deref())
-            .name(name)
-            .post_params(&PostParams {
-                dry_run,
-                field_manager,
-            })
-            .body(body.into_bytes(), "application/json");
-        Ok(self.spawn_object(req))
+        self.write(Request::put(), true, &obj, &opts)
     }
 
     /// Patch an object: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`).
@@ -381,7 +394,7 @@ impl ResourceClient {
     pub fn patch(
         &self,
         name: String,
-        patch: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "object")] patch: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: String,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions & { namespace?: string }")]
         opts: JsValue,
@@ -520,7 +533,7 @@ impl WatchIterator {
                 Some(Ok(ev)) => {
                     let o = Object::new();
                     let _ = Reflect::set(&o, &"type".into(), &ev.type_name().into());
-                    let obj = ev.object().map(to_js).unwrap_or(JsValue::NULL);
+                    let obj = ev.object().map(to_js_owned).unwrap_or(JsValue::NULL);
                     let _ = Reflect::set(&o, &"object".into(), &obj);
                     if !done.get() {
                         *stream.borrow_mut() = Some(s);

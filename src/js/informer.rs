@@ -32,11 +32,13 @@ use crate::rest::KubeObject;
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFORMER_TS: &'static str = r#"
-/** What an informer caches. `resource` is the plural name (`pods`, `widgets`). */
+/** What an informer caches: `resource` is the plural name (`pods`, `widgets`), or give a built-in `kind` instead. */
 export interface InformerOptions<T extends KubeObject = KubeObject> {
   group?: string;
   version: string;
-  resource: string;
+  resource?: string;
+  /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
+  kind?: string;
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -50,6 +52,12 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   transform?: (obj: T) => T;
   /** Extra indexes: name → values an object is listed under. */
   indexers?: Record<string, (obj: T) => string[]>;
+  /**
+   * Label keys to index (e.g. `['app']`): listers and scoped views answer an
+   * equality selector on them (`app=web`, with or without a namespace) from
+   * the index instead of testing every object. Added to a shared informer too.
+   */
+  labelIndexes?: string[];
 }
 
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
@@ -252,6 +260,31 @@ fn js_index_func(f: Function) -> IndexFunc {
     })
 }
 
+/// An optional array of strings option.
+fn string_list(opts: &JsValue, name: &str) -> Result<Vec<String>, JsValue> {
+    let Some(v) = options::prop(opts, name) else {
+        return Ok(Vec::new());
+    };
+    let bad = || {
+        JsValue::from(KubeErrorInit::invalid(format!(
+            "`{name}` must be an array of strings"
+        )))
+    };
+    let arr: Array = v.dyn_into().map_err(|_| bad())?;
+    arr.iter().map(|x| x.as_string().ok_or_else(bad)).collect()
+}
+
+fn add_label_indexes(inf: &SharedIndexInformer, labels: &[String]) -> Result<(), JsValue> {
+    for l in labels {
+        crate::cache::validate_label_key(l)
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(format!("labelIndexes: {e}"))))?;
+        inf.indexer()
+            .add_label_index(l)
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+    }
+    Ok(())
+}
+
 fn js_transform(f: Function) -> Transformer {
     Rc::new(move |o: KubeObject| {
         // Transform a mutable copy: the cached object itself is frozen.
@@ -285,8 +318,8 @@ impl InformerFactory {
     ) -> Result<Informer, JsValue> {
         let version = options::string(&opts, "version")?
             .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
-        let resource = options::string(&opts, "resource")?
-            .ok_or_else(|| KubeErrorInit::invalid("`resource` (plural name) is required"))?;
+        let group = options::string(&opts, "group")?.unwrap_or_default();
+        let resource = super::discovery::resource_or_kind(&opts, &group, &version)?;
         let label_selector =
             options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
         if let Some(s) = &label_selector {
@@ -298,15 +331,17 @@ impl InformerFactory {
             FieldSelector::parse(s).map_err(selector_error)?;
         }
         let scope = ResourceScope {
-            group: options::string(&opts, "group")?.unwrap_or_default(),
+            group,
             version,
             resource,
             namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),
             label_selector,
             field_selector,
         };
+        let label_indexes = string_list(&opts, "labelIndexes")?;
         let key = SharedInformerFactory::scope_key(&scope);
         if let Some(state) = self.states.borrow().get(&key) {
+            add_label_indexes(&state.inf, &label_indexes)?;
             return Ok(Informer {
                 state: state.clone(),
             });
@@ -356,6 +391,7 @@ impl InformerFactory {
             io.indexers = indexers;
         }
         let inf = self.factory.informer(scope, Some(io));
+        add_label_indexes(&inf, &label_indexes)?;
         let state = Rc::new(State {
             inf: inf.clone(),
             changes: RefCell::new(ChangeSet::default()),

@@ -9,6 +9,7 @@
 
 mod changes;
 mod client;
+mod discovery;
 mod error;
 mod frame;
 mod informer;

@@ -1,8 +1,45 @@
-// Materializing cached objects in JS: the engine's own JSON.parse, once per
-// object version. Only the top level and `metadata` are frozen: a deep freeze
-// walks every nested value and costs more than the parse itself on a busy
-// watch (measured: tests/compare), while freezing the top level already stops
-// the common mistake of assigning fields on a shared cached object.
+// Materializing cached objects in JS, once per object version.
+//
+// `lazyObject` builds a frozen object whose top-level members are getters:
+// each member's JSON text is parsed on first access and kept. A handler that
+// reads `metadata.name` parses only `metadata`, not `spec` and `status`
+// (most of a pod); JSON.stringify, spread and structuredClone still see every
+// member because the getters are own and enumerable. `layout` holds UTF-16
+// offsets into `text`, four per member (key start/end, value start/end); it
+// may be a view on wasm memory, so it is read at once and not kept.
+//
+// Only the top level and `metadata` are frozen: a deep freeze walks every
+// nested value and costs more than the parse itself on a busy watch, while
+// freezing the top level already stops the common mistake of assigning
+// fields on a shared cached object.
+export function lazyObject(text, layout) {
+  const n = layout.length;
+  if (n === 0) return parseFrozen(text);
+  const obj = {};
+  for (let i = 0; i + 3 < n; i += 4) {
+    const vs = layout[i + 2];
+    const ve = layout[i + 3];
+    let key = text.slice(layout[i], layout[i + 1]);
+    if (key.indexOf('\\') >= 0) key = JSON.parse('"' + key + '"');
+    const isMeta = key === 'metadata';
+    let parsed = false;
+    let value;
+    Object.defineProperty(obj, key, {
+      enumerable: true,
+      get() {
+        if (!parsed) {
+          value = JSON.parse(text.slice(vs, ve));
+          if (isMeta && value !== null && typeof value === 'object') Object.freeze(value);
+          parsed = true;
+        }
+        return value;
+      },
+    });
+  }
+  return Object.freeze(obj);
+}
+
+// The whole object parsed at once (no layout known), frozen like lazyObject's.
 export function parseFrozen(text) {
   const obj = JSON.parse(text);
   if (obj !== null && typeof obj === 'object') {

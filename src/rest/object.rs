@@ -28,48 +28,186 @@ struct Inner {
     api_version: Box<str>,
     kind: Box<str>,
     meta: ObjectMeta,
+    /// Where `metadata`'s value and the `managedFields` member sit in `raw`,
+    /// so the ready-made transforms cut bytes instead of re-encoding.
+    spans: Spans,
     attachment: OnceCell<Rc<dyn Any>>,
+}
+
+/// Byte ranges inside an object's raw JSON.
+#[derive(Clone, Default)]
+struct Spans {
+    metadata: Option<(usize, usize)>,
+    managed_fields: Option<(usize, usize)>,
+    /// Top-level members as byte offsets, four per member: key start and
+    /// end (inside the quotes), value start and end. Empty if unknown.
+    layout: Vec<u32>,
+}
+
+impl Spans {
+    /// The spans of a scanned object (its layout is moved out of `span`).
+    fn of(raw: &[u8], span: &mut ObjectSpan<'_>) -> Spans {
+        Spans {
+            metadata: span.metadata_raw.and_then(|m| range_in(raw, m)),
+            managed_fields: span
+                .metadata
+                .as_ref()
+                .and_then(|m| m.managed_fields)
+                .and_then(|m| range_in(raw, m)),
+            layout: std::mem::take(&mut span.layout),
+        }
+    }
+
+    /// The spans after the bytes `from..to` were removed (a cut inside one
+    /// member's value: every offset at or past `to` moves back).
+    fn after_cut(&self, from: usize, to: usize) -> Spans {
+        let removed = to - from;
+        let at = |o: usize| if o >= to { o - removed } else { o };
+        let to32 = u32::try_from(to).unwrap_or(u32::MAX);
+        let removed32 = u32::try_from(removed).unwrap_or(0);
+        Spans {
+            metadata: self.metadata.map(|(a, b)| (at(a), at(b))),
+            managed_fields: None,
+            layout: self
+                .layout
+                .iter()
+                .map(|&o| if o >= to32 { o - removed32 } else { o })
+                .collect(),
+        }
+    }
+}
+
+/// The range `part` occupies inside `whole`, if it is a sub-slice of it.
+fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some((start, end))
+}
+
+/// Byte offsets into UTF-8 `text` converted to UTF-16 offsets (what JS
+/// string indices count). `offsets` need not be sorted.
+fn utf16_offsets(text: &[u8], offsets: &[u32]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..offsets.len()).collect();
+    order.sort_by_key(|&i| offsets.get(i).copied().unwrap_or(0));
+    let mut out = vec![0u32; offsets.len()];
+    let (mut byte, mut units) = (0usize, 0u32);
+    for i in order {
+        let target = offsets.get(i).map_or(0, |&o| o as usize);
+        while byte < target {
+            let b = text.get(byte).copied().unwrap_or(0);
+            // Lead bytes start a code point: four-byte sequences are two
+            // UTF-16 units; continuation bytes add nothing.
+            units += match b {
+                0x00..=0x7f | 0xc0..=0xef => 1,
+                0xf0..=0xff => 2,
+                _ => 0,
+            };
+            byte += 1;
+        }
+        if let Some(slot) = out.get_mut(i) {
+            *slot = units;
+        }
+    }
+    out
+}
+
+/// `raw` without the object member at `start..end`, and one adjacent comma
+/// so the result stays valid JSON; also returns the range removed.
+fn cut_member(raw: &[u8], start: usize, end: usize) -> (Vec<u8>, usize, usize) {
+    let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+    let before = raw.get(..start).unwrap_or_default();
+    let after = raw.get(end..).unwrap_or_default();
+    let (from, to) = match before.iter().rposition(|c| !is_ws(c)) {
+        // A preceding member: drop the comma before this one.
+        Some(i) if before.get(i) == Some(&b',') => (i, end),
+        // The first member: drop the comma after it, if any.
+        _ => match after.iter().position(|c| !is_ws(c)) {
+            Some(j) if after.get(j) == Some(&b',') => (start, end + j + 1),
+            _ => (start, end),
+        },
+    };
+    let mut out = Vec::with_capacity(raw.len() - (to - from));
+    out.extend_from_slice(raw.get(..from).unwrap_or_default());
+    out.extend_from_slice(raw.get(to..).unwrap_or_default());
+    (out, from, to)
 }
 
 /// The parsed part of `metadata` that the cache, selectors and indexes use.
 ///
 /// Annotations are not kept here (they can be large, e.g. the last-applied
 /// configuration); read them on demand with [`KubeObject::annotations`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// The strings live in one buffer addressed by ranges: an object's metadata
+/// is one allocation, not one per field, which matters on a busy watch
+/// where every event builds one and frees the version it replaces.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct ObjectMeta {
-    name: Box<str>,
-    generate_name: Option<Box<str>>,
-    namespace: Option<Box<str>>,
-    uid: Box<str>,
-    resource_version: Box<str>,
+    text: Box<str>,
+    name: Span,
+    generate_name: Option<Span>,
+    namespace: Option<Span>,
+    uid: Span,
+    resource_version: Span,
     generation: Option<i64>,
-    creation_timestamp: Option<Box<str>>,
-    deletion_timestamp: Option<Box<str>>,
+    creation_timestamp: Option<Span>,
+    deletion_timestamp: Option<Span>,
     labels: Labels,
     owner_references: Box<[OwnerReference]>,
 }
 
+/// A range of a text buffer.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Span(u32, u32);
+
+impl Span {
+    fn of(text: &str, s: Span) -> &str {
+        text.get(s.0 as usize..s.1 as usize).unwrap_or_default()
+    }
+}
+
+/// Appends strings to one buffer, handing out their ranges.
+#[derive(Default)]
+struct TextBuilder(String);
+
+impl TextBuilder {
+    fn push(&mut self, s: &str) -> Span {
+        let start = self.0.len();
+        self.0.push_str(s);
+        // Metadata over 4 GiB cannot be decoded in the first place.
+        let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Span(at(start), at(self.0.len()))
+    }
+}
+
 /// Labels as a compact sorted list (cheaper than a map for the handful of
-/// labels an object carries, and ordered for canonical output).
-///
-/// Keys and values sit back to back in one string, with one array of
-/// offsets: a lookup reads two allocations instead of one per string, which
-/// matters because the store reads the labels of every object it indexes,
-/// and those objects are spread over the whole heap (each string touched is
-/// a cache miss).
+/// labels an object carries, and ordered for canonical output): keys and
+/// values in one buffer, `(key start, key end = value start, value end)`.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Labels {
-    /// Every key followed by its value, in key order.
     text: Box<str>,
-    /// Per label: where its key starts, where the key ends (= where the
-    /// value starts), where the value ends.
-    spans: Box<[(usize, usize, usize)]>,
+    pairs: Box<[(u32, u32, u32)]>,
 }
 
 impl fmt::Debug for Labels {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pairs: Vec<(&str, &str)> = self.iter().collect();
-        f.debug_tuple("Labels").field(&pairs).finish()
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl fmt::Debug for ObjectMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectMeta")
+            .field("name", &self.name())
+            .field("generate_name", &self.generate_name())
+            .field("namespace", &self.namespace())
+            .field("uid", &self.uid())
+            .field("resource_version", &self.resource_version())
+            .field("generation", &self.generation)
+            .field("creation_timestamp", &self.creation_timestamp())
+            .field("deletion_timestamp", &self.deletion_timestamp())
+            .field("labels", &self.labels)
+            .field("owner_references", &self.owner_references)
+            .finish()
     }
 }
 
@@ -106,42 +244,39 @@ impl Labels {
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
-        Labels::from_sorted(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        Self::from_sorted(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 
-    /// Build from pairs already sorted by key with distinct keys.
-    fn from_sorted<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Self {
-        let len: usize = pairs.clone().map(|(k, v)| k.len() + v.len()).sum();
-        let mut text = String::with_capacity(len);
-        let mut spans = Vec::new();
+    /// Build from pairs already sorted by key, without duplicates.
+    fn from_sorted<'a>(pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone) -> Self {
+        let bytes: usize = pairs.clone().map(|(k, v)| k.len() + v.len()).sum();
+        let mut text = TextBuilder(String::with_capacity(bytes));
+        let mut out = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
-            let start = text.len();
-            text.push_str(k);
-            let key_end = text.len();
-            text.push_str(v);
-            spans.push((start, key_end, text.len()));
+            let key = text.push(k);
+            let value = text.push(v);
+            out.push((key.0, key.1, value.1));
         }
         Labels {
-            text: text.into_boxed_str(),
-            spans: spans.into_boxed_slice(),
+            text: text.0.into_boxed_str(),
+            pairs: out.into_boxed_slice(),
         }
     }
 
-    fn key_at(&self, span: &(usize, usize, usize)) -> &str {
-        self.text.get(span.0..span.1).unwrap_or("")
-    }
-
-    fn value_at(&self, span: &(usize, usize, usize)) -> &str {
-        self.text.get(span.1..span.2).unwrap_or("")
+    fn pair(&self, p: &(u32, u32, u32)) -> (&str, &str) {
+        (
+            Span::of(&self.text, Span(p.0, p.1)),
+            Span::of(&self.text, Span(p.1, p.2)),
+        )
     }
 
     /// The value of label `key`, if present.
     pub fn get(&self, key: &str) -> Option<&str> {
         let i = self
-            .spans
-            .binary_search_by(|s| self.key_at(s).cmp(key))
+            .pairs
+            .binary_search_by(|p| self.pair(p).0.cmp(key))
             .ok()?;
-        self.spans.get(i).map(|s| self.value_at(s))
+        self.pairs.get(i).map(|p| self.pair(p).1)
     }
 
     /// Whether label `key` is present.
@@ -151,49 +286,47 @@ impl Labels {
 
     /// Labels in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.spans
-            .iter()
-            .map(|s| (self.key_at(s), self.value_at(s)))
+        self.pairs.iter().map(|p| self.pair(p))
     }
 
     /// Number of labels.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.pairs.len()
     }
 
     /// Whether there are no labels.
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.pairs.is_empty()
     }
 
-    /// Heap bytes held (for memory estimates).
+    /// Heap bytes held.
     fn heap_bytes(&self) -> usize {
-        self.text.len() + std::mem::size_of_val(&*self.spans)
+        self.text.len() + self.pairs.len() * std::mem::size_of::<(u32, u32, u32)>()
     }
 }
 
 impl ObjectMeta {
     /// `metadata.name` (empty when absent).
     pub fn name(&self) -> &str {
-        &self.name
+        Span::of(&self.text, self.name)
     }
     /// `metadata.generateName`.
     pub fn generate_name(&self) -> Option<&str> {
-        self.generate_name.as_deref()
+        self.generate_name.map(|s| Span::of(&self.text, s))
     }
     /// `metadata.namespace`; `None` for cluster-scoped objects (an empty string
     /// from the server is treated as absent, as the API server does).
     pub fn namespace(&self) -> Option<&str> {
-        self.namespace.as_deref()
+        self.namespace.map(|s| Span::of(&self.text, s))
     }
     /// `metadata.uid` (empty when absent).
     pub fn uid(&self) -> &str {
-        &self.uid
+        Span::of(&self.text, self.uid)
     }
     /// `metadata.resourceVersion` (empty when absent). Opaque: compare only for
     /// equality, never order.
     pub fn resource_version(&self) -> &str {
-        &self.resource_version
+        Span::of(&self.text, self.resource_version)
     }
     /// `metadata.generation`.
     pub fn generation(&self) -> Option<i64> {
@@ -201,11 +334,11 @@ impl ObjectMeta {
     }
     /// `metadata.creationTimestamp` as sent (RFC 3339).
     pub fn creation_timestamp(&self) -> Option<&str> {
-        self.creation_timestamp.as_deref()
+        self.creation_timestamp.map(|s| Span::of(&self.text, s))
     }
     /// `metadata.deletionTimestamp` as sent (RFC 3339).
     pub fn deletion_timestamp(&self) -> Option<&str> {
-        self.deletion_timestamp.as_deref()
+        self.deletion_timestamp.map(|s| Span::of(&self.text, s))
     }
     /// `metadata.labels`.
     pub fn labels(&self) -> &Labels {
@@ -224,12 +357,6 @@ fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
     let Some(m) = m else {
         return Ok(ObjectMeta::default());
     };
-    let opt = |s: Option<StrSpan<'_>>| -> Result<Option<Box<str>>, Error> {
-        Ok(match s {
-            Some(s) => Some(s.to_str()?).filter(|s| !s.is_empty()),
-            None => None,
-        })
-    };
     let generation = match m.generation {
         None => None,
         Some(g) => Some(
@@ -239,19 +366,48 @@ fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
                 .ok_or_else(|| Error::decode("metadata.generation is not an integer", g))?,
         ),
     };
+    let fields = [
+        m.name,
+        m.generate_name,
+        m.namespace,
+        m.uid,
+        m.resource_version,
+        m.creation_timestamp,
+        m.deletion_timestamp,
+    ];
+    let bytes = fields.iter().flatten().map(|s| s.bytes.len()).sum();
+    let mut text = TextBuilder(String::with_capacity(bytes));
+    let mut push = |s: Option<StrSpan<'_>>| -> Result<Option<Span>, Error> {
+        match s {
+            Some(s) => Ok(Some(text.push(&s.to_cow()?))),
+            None => Ok(None),
+        }
+    };
+    // Absent and empty are the same for the optional fields, as on the server.
+    let non_empty = |s: Option<Span>| s.filter(|s| s.1 > s.0);
+    let name = push(m.name)?.unwrap_or_default();
+    let generate_name = non_empty(push(m.generate_name)?);
+    let namespace = non_empty(push(m.namespace)?);
+    let uid = push(m.uid)?.unwrap_or_default();
+    let resource_version = push(m.resource_version)?.unwrap_or_default();
+    let creation_timestamp = non_empty(push(m.creation_timestamp)?);
+    let deletion_timestamp = non_empty(push(m.deletion_timestamp)?);
+
     let mut labels = Vec::with_capacity(m.labels.len());
     for (k, v) in m.labels {
-        labels.push((k.to_str()?, v.to_str()?));
+        labels.push((k.to_cow()?, v.to_cow()?));
     }
     // Sorted for binary search; of duplicate keys the last one wins, as in
-    // a JSON decoder.
+    // a JSON decoder (reverse, stable sort, keep the first of each key).
     labels.reverse();
     labels.sort_by(|a, b| a.0.cmp(&b.0));
     labels.dedup_by(|later, earlier| later.0 == earlier.0);
+    let labels = Labels::from_sorted(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
+
     let mut owner_references = Vec::with_capacity(m.owner_references.len());
     for r in m.owner_references {
         let text = |s: Option<StrSpan<'_>>| -> Result<String, Error> {
-            s.map_or_else(|| Ok(String::new()), |s| s.to_str().map(String::from))
+            s.map_or_else(|| Ok(String::new()), |s| s.to_cow().map(String::from))
         };
         owner_references.push(OwnerReference {
             api_version: text(r.api_version)?,
@@ -262,18 +418,18 @@ fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
             block_owner_deletion: r.block_owner_deletion,
         });
     }
-    let owner_references = owner_references.into_boxed_slice();
     Ok(ObjectMeta {
-        name: str_or_empty(m.name)?,
-        generate_name: opt(m.generate_name)?,
-        namespace: opt(m.namespace)?,
-        uid: str_or_empty(m.uid)?,
-        resource_version: str_or_empty(m.resource_version)?,
+        text: text.0.into_boxed_str(),
+        name,
+        generate_name,
+        namespace,
+        uid,
+        resource_version,
         generation,
-        creation_timestamp: opt(m.creation_timestamp)?,
-        deletion_timestamp: opt(m.deletion_timestamp)?,
-        labels: Labels::from_sorted(labels.iter().map(|(k, v)| (&**k, &**v))),
-        owner_references,
+        creation_timestamp,
+        deletion_timestamp,
+        labels,
+        owner_references: owner_references.into_boxed_slice(),
     })
 }
 
@@ -282,22 +438,115 @@ fn str_or_empty(s: Option<StrSpan<'_>>) -> Result<Box<str>, Error> {
 }
 
 impl KubeObject {
-    fn build(raw: Box<[u8]>, api_version: Box<str>, kind: Box<str>, meta: ObjectMeta) -> Self {
+    fn build(
+        raw: Box<[u8]>,
+        api_version: Box<str>,
+        kind: Box<str>,
+        meta: ObjectMeta,
+        spans: Spans,
+    ) -> Self {
         KubeObject(Rc::new(Inner {
             raw,
             api_version,
             kind,
             meta,
+            spans,
             attachment: OnceCell::new(),
         }))
     }
 
     /// Build from a span found by the scanner, copying its bytes once.
-    pub(crate) fn from_span(span: ObjectSpan<'_>) -> Result<Self, Error> {
+    pub(crate) fn from_span(mut span: ObjectSpan<'_>) -> Result<Self, Error> {
+        let spans = Spans::of(span.raw, &mut span);
         let meta = parse_meta(span.metadata)?;
         let api_version = str_or_empty(span.api_version)?;
         let kind = str_or_empty(span.kind)?;
-        Ok(Self::build(Box::from(span.raw), api_version, kind, meta))
+        Ok(Self::build(
+            Box::from(span.raw),
+            api_version,
+            kind,
+            meta,
+            spans,
+        ))
+    }
+
+    /// This object without `metadata.managedFields`, cut out of the bytes
+    /// (no re-encoding; the parsed metadata is reused). The object itself
+    /// when it has none.
+    pub fn without_managed_fields(self) -> KubeObject {
+        let Some((start, end)) = self.0.spans.managed_fields else {
+            return self;
+        };
+        let (raw, from, to) = cut_member(&self.0.raw, start, end);
+        let raw = raw.into_boxed_slice();
+        let spans = self.0.spans.after_cut(from, to);
+        match Rc::try_unwrap(self.0) {
+            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
+            Err(shared) => Self::build(
+                raw,
+                shared.api_version.clone(),
+                shared.kind.clone(),
+                shared.meta.clone(),
+                spans,
+            ),
+        }
+    }
+
+    /// Only `apiVersion`, `kind` and `metadata` (without managedFields), for
+    /// metadata-only caches; built from the bytes, not re-encoded.
+    pub fn metadata_only(self) -> KubeObject {
+        let obj = self.without_managed_fields();
+        let meta_bytes = obj
+            .0
+            .spans
+            .metadata
+            .and_then(|(a, b)| obj.0.raw.get(a..b))
+            .unwrap_or(b"{}");
+        let mut raw = Vec::with_capacity(meta_bytes.len() + 64);
+        let mut layout = Vec::with_capacity(12);
+        // Appends `"name":value` and records its offsets.
+        let mut member = |raw: &mut Vec<u8>, name: &str, value: &[u8]| {
+            if raw.len() > 1 {
+                raw.push(b',');
+            }
+            raw.push(b'"');
+            let ks = raw.len();
+            raw.extend_from_slice(name.as_bytes());
+            let ke = raw.len();
+            raw.extend_from_slice(b"\":");
+            let vs = raw.len();
+            raw.extend_from_slice(value);
+            for o in [ks, ke, vs, raw.len()] {
+                layout.push(u32::try_from(o).unwrap_or(u32::MAX));
+            }
+            (vs, raw.len())
+        };
+        raw.push(b'{');
+        for (name, value) in [("apiVersion", obj.api_version()), ("kind", obj.kind())] {
+            if !value.is_empty() {
+                // Serializing a str cannot fail; an empty value is the fallback.
+                let quoted = serde_json::to_string(value).unwrap_or_default();
+                member(&mut raw, name, quoted.as_bytes());
+            }
+        }
+        let metadata = member(&mut raw, "metadata", meta_bytes);
+        raw.push(b'}');
+        let spans = Spans {
+            metadata: Some(metadata),
+            managed_fields: None,
+            layout,
+        };
+        let raw = raw.into_boxed_slice();
+        match Rc::try_unwrap(obj.0) {
+            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
+            Err(shared) => Self::build(
+                raw,
+                shared.api_version.clone(),
+                shared.kind.clone(),
+                shared.meta.clone(),
+                spans,
+            ),
+        }
     }
 
     /// Parse an object from its JSON bytes, keeping the bytes (no copy).
@@ -307,15 +556,22 @@ impl KubeObject {
     /// UTF-8) and kept as is — a syntax error deep inside `spec` surfaces
     /// when [`decode`](Self::decode) is called.
     pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
-        let (api_version, kind, meta) = {
-            let span = scan::parse_object(&raw)?;
+        let (api_version, kind, spans, meta) = {
+            let mut span = scan::parse_object(&raw)?;
             (
                 str_or_empty(span.api_version)?,
                 str_or_empty(span.kind)?,
+                Spans::of(&raw, &mut span),
                 parse_meta(span.metadata)?,
             )
         };
-        Ok(Self::build(raw.into_boxed_slice(), api_version, kind, meta))
+        Ok(Self::build(
+            raw.into_boxed_slice(),
+            api_version,
+            kind,
+            meta,
+            spans,
+        ))
     }
 
     /// Parse an object from borrowed JSON bytes (copies them once).
@@ -341,6 +597,24 @@ impl KubeObject {
     /// empty output rather than panicking).
     pub fn raw_str(&self) -> &str {
         std::str::from_utf8(&self.0.raw).unwrap_or("")
+    }
+
+    /// Where each top-level member sits in [`raw`](Self::raw): byte offsets,
+    /// four per member (key start and end inside the quotes, value start and
+    /// end), in document order. Empty if unknown. The JS layer uses it to
+    /// parse one member at a time, on first access.
+    pub fn layout(&self) -> &[u32] {
+        &self.0.spans.layout
+    }
+
+    /// [`layout`](Self::layout) in UTF-16 code units (what JS string indices
+    /// count): the same offsets when the text is ASCII, converted otherwise.
+    pub fn layout_utf16(&self) -> std::borrow::Cow<'_, [u32]> {
+        if self.0.raw.is_ascii() {
+            std::borrow::Cow::Borrowed(&self.0.spans.layout)
+        } else {
+            std::borrow::Cow::Owned(utf16_offsets(&self.0.raw, &self.0.spans.layout))
+        }
     }
 
     /// `apiVersion` (empty when absent).
@@ -425,19 +699,12 @@ impl KubeObject {
     /// metadata), for memory reporting.
     pub fn approx_heap_bytes(&self) -> usize {
         let m = &self.0.meta;
-        let s = |b: &str| b.len();
-        let o = |b: &Option<Box<str>>| b.as_deref().map_or(0, str::len);
         std::mem::size_of::<Inner>()
             + self.0.raw.len()
-            + s(&self.0.api_version)
-            + s(&self.0.kind)
-            + s(&m.name)
-            + o(&m.generate_name)
-            + o(&m.namespace)
-            + s(&m.uid)
-            + s(&m.resource_version)
-            + o(&m.creation_timestamp)
-            + o(&m.deletion_timestamp)
+            + self.0.spans.layout.len() * 4
+            + self.0.api_version.len()
+            + self.0.kind.len()
+            + m.text.len()
             + m.labels.heap_bytes()
             + m.owner_references.len() * std::mem::size_of::<OwnerReference>()
             + m.owner_references
@@ -471,33 +738,6 @@ impl fmt::Debug for KubeObject {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn labels_in_one_buffer_look_up_iterate_and_compare_by_content() {
-        let l = Labels::from_pairs([("tier", ""), ("app", "wëb"), ("a", "x"), ("app", "db")]);
-        assert_eq!(l.len(), 3);
-        assert_eq!(l.get("app"), Some("db"), "later duplicates win");
-        assert_eq!(l.get("tier"), Some(""), "an empty value is a value");
-        assert_eq!(l.get("a"), Some("x"));
-        assert_eq!(l.get("ap"), None);
-        assert_eq!(l.get(""), None);
-        assert!(Labels::default().get("a").is_none());
-        let pairs: Vec<_> = l.iter().collect();
-        assert_eq!(pairs, vec![("a", "x"), ("app", "db"), ("tier", "")]);
-        // Equality is by pairs: "ab"+"c" and "a"+"bc" share the buffer text.
-        assert_ne!(
-            Labels::from_pairs([("ab", "c")]),
-            Labels::from_pairs([("a", "bc")])
-        );
-        assert_eq!(
-            Labels::from_pairs([("a", "1")]),
-            Labels::from_pairs([("a", "1")])
-        );
-        assert_eq!(
-            format!("{:?}", Labels::from_pairs([("a", "1")])),
-            r#"Labels([("a", "1")])"#
-        );
-    }
 
     #[test]
     fn parses_metadata_and_keeps_raw_bytes() {
@@ -575,5 +815,127 @@ mod tests {
             );
         }
         assert!(KubeObject::from_json(br#"{"metadata":null}"#).is_ok());
+    }
+
+    /// The expected JSON after dropping managedFields, by re-encoding.
+    fn reencoded_without_mf(raw: &str) -> serde_json::Value {
+        let mut v: serde_json::Value = serde_json::from_str(raw).expect("json");
+        if let Some(m) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            m.remove("managedFields");
+        }
+        v
+    }
+
+    /// The layout names every top-level member, and each value range parses
+    /// to that member's value.
+    fn assert_layout(o: &KubeObject) {
+        let v: serde_json::Value = serde_json::from_slice(o.raw()).expect("json");
+        let map = v.as_object().expect("object");
+        let l = o.layout();
+        assert_eq!(l.len(), map.len() * 4, "{}", o.raw_str());
+        for m in l.chunks(4) {
+            let r = |a: u32, b: u32| o.raw().get(a as usize..b as usize).expect("in range");
+            let key = std::str::from_utf8(r(m[0], m[1])).expect("utf8");
+            let val: serde_json::Value = serde_json::from_slice(r(m[2], m[3])).expect("value");
+            assert_eq!(Some(&val), map.get(key), "{key} in {}", o.raw_str());
+        }
+    }
+
+    #[test]
+    fn managed_fields_are_cut_from_the_bytes_wherever_they_sit() {
+        for raw in [
+            // first, middle, last and only member; odd whitespace; a string
+            // holding braces and escaped quotes inside managedFields.
+            r#"{"kind":"Pod","metadata":{"managedFields":[{"f":"}\"{"}],"name":"a","namespace":"n","resourceVersion":"3"},"spec":{}}"#,
+            r#"{"metadata":{"name":"a" , "managedFields" : [ {"x":1} ] , "labels":{"k":"v"}},"status":{"managedFields":1}}"#,
+            r#"{"metadata":{"name":"a","labels":{"k":"v"},"managedFields":null}}"#,
+            r#"{"metadata":{ "managedFields":[] }}"#,
+            r#"{"metadata":{"name":"a"}}"#,
+            r#"{"metadata":null}"#,
+        ] {
+            let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
+            assert_layout(&o);
+            let before = o.meta().clone();
+            let stripped = o.clone().without_managed_fields();
+            assert_layout(&stripped);
+            let v: serde_json::Value = serde_json::from_slice(stripped.raw())
+                .unwrap_or_else(|e| panic!("{raw}: {e}: {}", stripped.raw_str()));
+            assert_eq!(v, reencoded_without_mf(raw), "{raw}");
+            assert_eq!(stripped.meta(), &before, "{raw}");
+            // The stripped bytes scan to the same metadata again.
+            let again = KubeObject::from_json(stripped.raw()).expect("rescan");
+            assert_eq!(again.meta(), &before, "{raw}");
+            // The original is untouched (it was shared).
+            assert_eq!(o.raw_str(), raw);
+            // Cutting twice is a no-op.
+            let twice = stripped.clone().without_managed_fields();
+            assert_eq!(twice.raw(), stripped.raw());
+
+            let meta_only = o.clone().metadata_only();
+            let mv: serde_json::Value = serde_json::from_slice(meta_only.raw())
+                .unwrap_or_else(|e| panic!("{raw}: {e}: {}", meta_only.raw_str()));
+            let full = reencoded_without_mf(raw);
+            let mut expect = serde_json::Map::new();
+            for k in ["apiVersion", "kind"] {
+                if let Some(x) = full.get(k) {
+                    expect.insert(k.into(), x.clone());
+                }
+            }
+            expect.insert(
+                "metadata".into(),
+                full.get("metadata")
+                    .cloned()
+                    .unwrap_or(serde_json::json!({})),
+            );
+            assert_eq!(mv, serde_json::Value::Object(expect), "{raw}");
+            assert_layout(&meta_only);
+            assert_eq!(meta_only.meta(), &before);
+        }
+    }
+
+    #[test]
+    fn metadata_only_escapes_kind_and_api_version() {
+        let raw = r#"{"apiVersion":"x/v\"1","kind":"K\\ind","metadata":{"name":"a"},"spec":{"big":[1,2,3]}}"#;
+        let o = KubeObject::from_json(raw.as_bytes())
+            .expect("valid")
+            .metadata_only();
+        let v: serde_json::Value = serde_json::from_slice(o.raw()).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!({"apiVersion":"x/v\"1","kind":"K\\ind","metadata":{"name":"a"}})
+        );
+    }
+
+    #[test]
+    fn utf16_offsets_count_code_units() {
+        let s = "a\u{e9}b\u{1F600}c";
+        let b = s.as_bytes();
+        // byte offsets of a, é, b, 😀, c, end
+        let bytes = [0u32, 1, 3, 4, 8, 9];
+        let got = utf16_offsets(b, &bytes);
+        assert_eq!(got, vec![0, 1, 2, 3, 5, 6]);
+        let units: Vec<u16> = s.encode_utf16().collect();
+        assert_eq!(units.len(), 6);
+        assert_eq!(utf16_offsets(b, &[9, 0, 4]), vec![6, 0, 3]);
+
+        // JS slices by UTF-16 units: the converted layout finds each member.
+        let raw = r#"{"métadata":"😀","metadata":{"name":"ü"},"spec":{"x":"日本"}}"#;
+        let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
+        let units: Vec<u16> = raw.encode_utf16().collect();
+        let slice =
+            |a: u32, b: u32| String::from_utf16(&units[a as usize..b as usize]).expect("utf16");
+        let l = o.layout_utf16();
+        let got: Vec<(String, String)> = l
+            .chunks(4)
+            .map(|m| (slice(m[0], m[1]), slice(m[2], m[3])))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("métadata".into(), r#""😀""#.into()),
+                ("metadata".into(), r#"{"name":"ü"}"#.into()),
+                ("spec".into(), r#"{"x":"日本"}"#.into()),
+            ]
+        );
     }
 }

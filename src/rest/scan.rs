@@ -25,6 +25,14 @@ pub(crate) struct ObjectSpan<'a> {
     pub kind: Option<StrSpan<'a>>,
     /// The scanned `metadata`.
     pub metadata: Option<MetaSpan<'a>>,
+    /// The `metadata` value's bytes (for byte-level rewrites such as
+    /// metadata-only objects).
+    pub metadata_raw: Option<&'a [u8]>,
+    /// Every top-level member as offsets from the object's first byte, four
+    /// per member (key start and end inside the quotes, value start and end),
+    /// in order: lets JS materialize one member at a time. Empty if an offset
+    /// does not fit in a `u32`.
+    pub layout: Vec<u32>,
 }
 
 /// The contents of a JSON string without its quotes.
@@ -36,7 +44,17 @@ pub(crate) struct StrSpan<'a> {
     pub escaped: bool,
 }
 
-impl StrSpan<'_> {
+impl<'a> StrSpan<'a> {
+    /// The string value, borrowed when it has no escapes.
+    pub fn to_cow(self) -> Result<std::borrow::Cow<'a, str>, Error> {
+        if self.escaped {
+            return self.to_str().map(|s| std::borrow::Cow::Owned(s.into()));
+        }
+        std::str::from_utf8(self.bytes)
+            .map(std::borrow::Cow::Borrowed)
+            .map_err(|_| Error::decode("invalid UTF-8 in string", self.bytes))
+    }
+
     /// The string value.
     pub fn to_str(self) -> Result<Box<str>, Error> {
         if !self.escaped {
@@ -82,6 +100,9 @@ pub(crate) struct MetaSpan<'a> {
     pub generation: Option<&'a [u8]>,
     pub labels: Vec<(StrSpan<'a>, StrSpan<'a>)>,
     pub owner_references: Vec<OwnerRefSpan<'a>>,
+    /// The whole `"managedFields": …` member (key to the end of the value),
+    /// so it can be cut out of the bytes without re-encoding the object.
+    pub managed_fields: Option<&'a [u8]>,
 }
 
 /// One `ownerReferences` entry as spans.
@@ -278,18 +299,37 @@ impl<'a> Scanner<'a> {
             api_version: None,
             kind: None,
             metadata: None,
+            metadata_raw: None,
+            layout: Vec::with_capacity(20),
         };
+        let mut layout_ok = true;
         self.members(|key, s| {
+            let from = s.pos;
             match key {
                 b"apiVersion" if s.peek() == Some(b'"') => span.api_version = Some(s.string()?),
                 b"kind" if s.peek() == Some(b'"') => span.kind = Some(s.string()?),
-                b"metadata" => span.metadata = Some(s.meta()?),
+                b"metadata" => {
+                    span.metadata = Some(s.meta()?);
+                    span.metadata_raw = s.b.get(from..s.pos);
+                }
                 _ => {
                     s.value()?;
                 }
             }
+            // The key's contents end at its closing quote, which precedes the ':'.
+            let key_start = (key.as_ptr() as usize).saturating_sub(s.b.as_ptr() as usize);
+            let offsets = [key_start, key_start + key.len(), from, s.pos];
+            for o in offsets {
+                match o.checked_sub(start).and_then(|o| u32::try_from(o).ok()) {
+                    Some(o) => span.layout.push(o),
+                    None => layout_ok = false,
+                }
+            }
             Ok(())
         })?;
+        if !layout_ok {
+            span.layout.clear();
+        }
         span.raw = self.b.get(start..self.pos).unwrap_or_default();
         Ok(span)
     }
@@ -405,6 +445,14 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 b"ownerReferences" => s.owner_refs(&mut m.owner_references)?,
+                b"managedFields" => {
+                    // The key's opening quote sits just before its contents.
+                    let key_start = (key.as_ptr() as usize)
+                        .saturating_sub(s.b.as_ptr() as usize)
+                        .saturating_sub(1);
+                    s.value()?;
+                    m.managed_fields = s.b.get(key_start..s.pos);
+                }
                 _ => {
                     s.value()?;
                 }

@@ -2,6 +2,8 @@
 //   node --expose-gc client.mjs kubewasm|client-node flood|sync SIM_URL
 // flood: 10,000 pods synced, then 200,000 MODIFIED; events/s reaching a handler
 //        that reads metadata.name. sync: time to sync the seeded pods, then heap.
+// query (kubewasm only): after sync, the median time of lister.list({ namespace,
+//        labelSelector }) and of an unchanged getSnapshot().
 import * as k8s from '@kubernetes/client-node';
 import { KubeClient, InformerFactory, wasmMemoryBytes } from 'kubewasm';
 
@@ -26,13 +28,47 @@ if (which === 'client-node') {
   stop = () => informer.stop();
 } else {
   const factory = new InformerFactory(new KubeClient({ server: url, qps: 1000, burst: 1000 }));
-  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  // `query` indexes the label it filters by, as an app would.
+  var pods = factory.informer({ version: 'v1', resource: 'pods', ...(mode === 'query' ? { labelIndexes: ['app'] } : {}) });
   pods.on('update', (_old, obj) => onUpdate(obj));
   factory.start();
   await pods.waitForSync();
   stop = () => factory.shutdown();
 }
 const syncMs = performance.now() - t0;
+if (mode === 'query') {
+  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  const lister = pods.lister();
+  // The fullest namespace, and the `app` label value whose count there is closest to 100.
+  const count = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
+  const perNs = new Map();
+  for (const p of pods.getSnapshot()) count(perNs, p.metadata.namespace);
+  const namespace = [...perNs].sort((a, b) => b[1] - a[1])[0][0];
+  const perApp = new Map();
+  for (const p of lister.list({ namespace })) count(perApp, p.metadata.labels?.app);
+  const app = [...perApp].filter(([k]) => k).sort((a, b) => Math.abs(a[1] - 100) - Math.abs(b[1] - 100))[0][0];
+  const filter = { namespace, labelSelector: `app=${app}` };
+  const t = performance.now();
+  const hits = lister.list(filter).length;
+  const firstUs = (performance.now() - t) * 1000;
+  const inNamespace = lister.list({ namespace: filter.namespace }).length;
+  const runs = [];
+  for (let i = 0; i < 500; i++) {
+    const s = performance.now();
+    lister.list(filter);
+    runs.push((performance.now() - s) * 1000);
+  }
+  pods.getSnapshot();
+  const snaps = [];
+  for (let i = 0; i < 200; i++) {
+    const s = performance.now();
+    for (let j = 0; j < 1000; j++) pods.getSnapshot();
+    snaps.push(performance.now() - s); // ms per 1000 calls = µs per call
+  }
+  console.log(JSON.stringify({ which, hits, inNamespace, total: pods.status.cached, firstUs, listerUs: median(runs), snapshotUs: median(snaps) }));
+  stop();
+  process.exit(0);
+}
 if (mode === 'sync') {
   global.gc?.();
   await new Promise((r) => setTimeout(r, 200));

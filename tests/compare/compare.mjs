@@ -25,6 +25,10 @@ try {
     const r = run(which, 'sync');
     console.log(`${which}: sync 50,000 pods in ${r.syncMs.toFixed(0)} ms; JS heap ${r.heapMiB.toFixed(0)} MiB + wasm ${r.wasmMiB.toFixed(0)} MiB`);
   }
+  // Queries from JS: 50 namespaces of 1,000 pods, so one namespace holds 1,000.
+  await fetch(`${url}/sim/seed`, { method: 'POST', body: JSON.stringify({ namespaces: 50, pods: 50_000, seed: 1, podBytes: 4000 }) });
+  const q = run('kubewasm', 'query');
+  console.log(`kubewasm: lister.list({ namespace, labelSelector }) → ${q.hits} of ${q.inNamespace} in the namespace, ${q.total} cached: median ${q.listerUs.toFixed(1)} µs (first call ${q.firstUs.toFixed(0)} µs); unchanged getSnapshot() ${q.snapshotUs.toFixed(3)} µs`);
 } finally {
   sim.kill();
 }

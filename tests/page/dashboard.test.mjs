@@ -264,6 +264,23 @@ test('an informer in a Web Worker posts diffs that add up to the sim\'s pods', a
   assert.deepEqual(pageErrors, []);
 });
 
+test('the package loads without a bundler (a plain ES module page) and syncs an informer', async () => {
+  const plain = await browser.context.newPage();
+  const errors = [];
+  plain.on('pageerror', (e) => errors.push(String(e)));
+  try {
+    await plain.goto(sim.url + '/plain/');
+    const want = Object.keys(await simPods()).length;
+    await until(async () => Number(await plain.getAttribute('#status', 'data-count')) === want, 15_000, 'plain page count');
+    await until(async () => /watching/.test(await plain.textContent('#status')), 5_000, 'plain page watching');
+    assert.equal(await plain.locator('#pods li').count(), Math.min(50, want));
+    await plain.screenshot({ path: join(artifacts, 'plain-page.png') });
+  } finally {
+    await plain.close();
+  }
+  assert.deepEqual(errors, []);
+});
+
 test('the built site works under a path prefix, as behind `kubectl proxy --www-prefix=/ui/`', async () => {
   const proxy = await startPrefixProxy(sim.url);
   const other = await browser.context.newPage();

@@ -96,34 +96,24 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   // N s") instead of the REST layer retrying silently for many seconds.
   const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
   const factory = new InformerFactory(client);
-  const headers: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
   const caches = new Map<string, Cache<KubeObject>>();
 
-  async function getJson(path: string, accept?: string): Promise<{ body: unknown; type: string }> {
-    const r = await fetch(server + path, { headers: accept ? { ...headers, Accept: accept } : headers });
-    if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
-    return { body: await r.json(), type: r.headers.get('content-type') ?? '' };
-  }
-
-  function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer): Cache<T> {
+  function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer<T>): Cache<T> {
     const lister = inf.lister();
-    // The package types handlers loosely (one signature for every event); narrow them here.
-    const on = (ev: 'add' | 'update' | 'delete' | 'status', h: (a: never, b: never) => void): (() => void) =>
-      inf.on(ev, h as unknown as (a: KubeObject, b: KubeObject) => void);
     return {
       info,
       label: resourceLabel(info),
       status: () => inf.status,
-      getSnapshot: () => inf.getSnapshot() as readonly T[],
+      getSnapshot: () => inf.getSnapshot(),
       subscribe: (l) => inf.subscribe(l),
       view(filter) {
         const f: ListFilter = {};
         if (filter.namespace) f.namespace = filter.namespace;
         if (filter.labelSelector) f.labelSelector = filter.labelSelector;
-        if (!f.namespace && !f.labelSelector) return { getSnapshot: () => inf.getSnapshot() as readonly T[], subscribe: (l) => inf.subscribe(l) };
+        if (!f.namespace && !f.labelSelector) return { getSnapshot: () => inf.getSnapshot(), subscribe: (l) => inf.subscribe(l) };
         try {
           const v = inf.scoped(f);
-          return { getSnapshot: () => v.getSnapshot() as readonly T[], subscribe: (l) => v.subscribe(l) };
+          return { getSnapshot: () => v.getSnapshot(), subscribe: (l) => v.subscribe(l) };
         } catch (e) {
           const p = problemOf(e);
           if (p) throw new SelectorError(p);
@@ -132,13 +122,13 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
       },
       get(key) {
         const i = key.indexOf('/');
-        return (i < 0 ? lister.get(key) : lister.get(key.slice(0, i), key.slice(i + 1))) as T | undefined;
+        return i < 0 ? lister.get(key) : lister.get(key.slice(0, i), key.slice(i + 1));
       },
-      byIndex: (index, value) => lister.byIndex(index, value) as T[],
-      onAdd: (h) => on('add', h as (a: never, b: never) => void),
-      onUpdate: (h) => on('update', h as (a: never, b: never) => void),
-      onDelete: (h) => on('delete', h as (a: never, b: never) => void),
-      onStatus: (h) => on('status', h as (a: never, b: never) => void),
+      byIndex: (index, value) => lister.byIndex(index, value),
+      onAdd: (h) => inf.on('add', h),
+      onUpdate: (h) => inf.on('update', h),
+      onDelete: (h) => inf.on('delete', h),
+      onStatus: (h) => inf.on('status', h),
       cachedBytes: () => inf.cachedBytes,
     };
   }
@@ -146,48 +136,21 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   return {
     server,
     async discover() {
-      const out: ResourceInfo[] = [];
-      const add = (group: string, version: string, name: string, kind: string, namespaced: boolean, verbs: string[]): void => {
-        if (name.includes('/') || !verbs.includes('list') || !verbs.includes('watch')) return;
-        out.push({ group, version, resource: name, kind, namespaced, verbs });
-      };
-      // Aggregated discovery: two requests for everything. Older servers answer with the
-      // legacy documents instead; then walk /api/v1 and each group's preferred version.
-      const agg = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
-      for (const path of ['/api', '/apis']) {
-        const { body, type } = await getJson(path, agg);
-        if (type.includes('apidiscovery.k8s.io')) {
-          for (const g of (body as AggregatedList).items ?? []) {
-            const v = g.versions?.[0];
-            for (const r of v?.resources ?? []) {
-              add(g.metadata?.name ?? '', v.version, r.resource, r.responseKind?.kind ?? '', r.scope === 'Namespaced', r.verbs ?? []);
-            }
-          }
-        } else if (path === '/api') {
-          for (const version of (body as { versions?: string[] }).versions ?? ['v1']) {
-            const list = (await getJson(`/api/${version}`)).body as LegacyList;
-            for (const r of list.resources ?? []) add('', version, r.name, r.kind, r.namespaced, r.verbs ?? []);
-          }
-        } else {
-          for (const g of (body as LegacyGroups).groups ?? []) {
-            const gv = g.preferredVersion ?? g.versions?.[0];
-            if (!gv) continue;
-            const list = (await getJson(`/apis/${gv.groupVersion}`)).body as LegacyList;
-            for (const r of list.resources ?? []) add(g.name, gv.version, r.name, r.kind, r.namespaced, r.verbs ?? []);
-          }
-        }
-      }
-      return out;
+      // The package's discovery (aggregated, or the legacy documents on older
+      // servers): keep each group's preferred version of what can be listed and watched.
+      return (await client.discover())
+        .filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'))
+        .map(({ group, version, resource, kind, namespaced, verbs }) => ({ group, version, resource, kind, namespaced, verbs }));
     },
     cache<T extends KubeObject>(info: ResourceInfo, opts?: { indexers?: Record<string, (obj: T) => string[]> }): Cache<T> {
       const id = `${info.group}/${info.version}/${info.resource}`;
       const have = caches.get(id);
       if (have) return have as unknown as Cache<T>;
-      const inf = factory.informer({
+      const inf = factory.informer<T>({
         group: info.group || undefined,
         version: info.version,
         resource: info.resource,
-        indexers: opts?.indexers as Record<string, (obj: KubeObject) => string[]> | undefined,
+        indexers: opts?.indexers,
       });
       inf.start();
       const c = wrap<T>(info, inf);
@@ -199,17 +162,4 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
     },
     wasmBytes: () => wasm.memory.buffer.byteLength,
   };
-}
-
-interface AggregatedList {
-  items?: {
-    metadata?: { name?: string };
-    versions: { version: string; resources?: { resource: string; scope?: string; verbs?: string[]; responseKind?: { kind?: string } }[] }[];
-  }[];
-}
-interface LegacyList {
-  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
-}
-interface LegacyGroups {
-  groups?: { name: string; preferredVersion?: { groupVersion: string; version: string }; versions?: { groupVersion: string; version: string }[] }[];
 }

@@ -15,13 +15,18 @@ test('CRUD round trip on a ConfigMap, with typed errors', async () => {
   const created = (await cms.create({ metadata: { name }, data: { a: '1' } } as KubeObject, {})) as KubeObject & { data: Record<string, string> };
   assert.equal(created.metadata.name, name);
   assert.ok(created.metadata.resourceVersion);
-  assert.ok(Object.isFrozen(created), 'objects handed to JS are frozen');
+  assert.ok(!Object.isFrozen(created), 'client results belong to the caller');
 
-  const got = await cms.get(name);
+  // Get, edit in place, replace: the usual read-modify-write.
+  const got = (await cms.get(name)) as KubeObject & { data: Record<string, string> };
   assert.equal(got.metadata.uid, created.metadata.uid);
+  got.data.a = 'edited';
+  const replaced = (await cms.replace(got, {})) as KubeObject & { data: Record<string, string> };
+  assert.equal(replaced.data.a, 'edited');
+  assert.notEqual(replaced.metadata.resourceVersion, created.metadata.resourceVersion);
 
   const patched = (await cms.patch(name, { data: { b: '2' } }, 'merge', {})) as KubeObject & { data: Record<string, string> };
-  assert.deepEqual(patched.data, { a: '1', b: '2' });
+  assert.deepEqual(patched.data, { a: 'edited', b: '2' });
 
   await assert.rejects(
     cms.create({ metadata: { name } } as KubeObject, {}),
@@ -76,4 +81,32 @@ test('watch is an async iterable and break aborts the request', async () => {
 test('a bad server URL is a KubeError, and the module keeps working', () => {
   assert.throws(() => new KubeClient({ server: 'not a url' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   assert.ok(new KubeClient({ server: 'http://127.0.0.1:1' }));
+});
+
+test('discovery lists every resource and resolves names as kubectl does', async () => {
+  const all = await client.discover();
+  const pods = all.find((r) => r.resource === 'pods' && r.group === '');
+  assert.ok(pods && pods.kind === 'Pod' && pods.namespaced && pods.verbs.includes('watch'));
+  const widgets = all.find((r) => r.resource === 'widgets');
+  assert.ok(widgets, 'the CRD is discovered');
+  assert.equal(widgets.kind, 'Widget');
+  assert.equal(widgets.group, 'demo.kubewasm.dev');
+  assert.equal(await client.discover().then((a) => a.length), all.length, 'cached result');
+
+  for (const [typed, expect] of [['po', 'pods'], ['Deployment', 'deployments'], ['deployments.apps', 'deployments'], ['wd', 'widgets'], ['Widget', 'widgets']] as const) {
+    assert.equal((await client.resourceFor(typed)).resource, expect, typed);
+  }
+  await assert.rejects(client.resourceFor('nonesuch'), (e: unknown) => e instanceof KubeError && e.code === 404 && e.reason === 'NotFound');
+  client.invalidateDiscovery();
+
+  // `kind` in place of `resource`: built-in kinds directly, CRDs through resourceFor.
+  const deploys = await client.resource({ group: 'apps', version: 'v1', kind: 'Deployment' }).list({});
+  assert.ok(deploys.items.every((d) => d.kind === undefined || d.kind === 'Deployment'));
+  assert.throws(
+    () => client.resource({ group: widgets.group, version: widgets.version, kind: 'Widget' }),
+    (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /resourceFor/.test(e.message),
+  );
+  const w = await client.resourceFor('Widget');
+  const listed = await client.resource({ group: w.group, version: w.version, resource: w.resource }).list({});
+  assert.ok(Array.isArray(listed.items));
 });

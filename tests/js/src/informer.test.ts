@@ -46,6 +46,21 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   assert.ok(Object.isFrozen(snap1) && Object.isFrozen(snap1[0]));
   assert.equal(snap1.some((p) => 'managedFields' in (p.metadata as object)), false, 'managedFields stripped by default');
 
+  // Members are parsed on first access, yet the object behaves as plain JSON.
+  const first = snap1[0]! as KubeObject & { spec: { containers: unknown[] } };
+  const fromServer = (await client
+    .resource({ version: 'v1', resource: 'pods' })
+    .get(first.metadata.name, first.metadata.namespace)) as Record<string, unknown> & { metadata: Record<string, unknown> };
+  delete fromServer.metadata.managedFields;
+  assert.deepEqual(JSON.parse(JSON.stringify(first)), fromServer, 'JSON.stringify sees every member');
+  assert.deepEqual(structuredClone(first), fromServer, 'structuredClone copies every member');
+  assert.deepEqual(Object.keys(first), Object.keys(fromServer));
+  assert.equal(first.spec, first.spec, 'a member is parsed once and kept');
+  assert.ok(Array.isArray(first.spec.containers));
+  assert.throws(() => {
+    (first as { kind?: string }).kind = 'x';
+  }, TypeError);
+
   // A change produces one diff and a new snapshot array, with unchanged objects reused.
   const victim = snap1[0]!;
   const podsApi = client.resource({ version: 'v1', resource: 'pods' });
@@ -67,6 +82,21 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   assert.equal(lister.get(ns, 'does-not-exist'), undefined);
   assert.equal(lister.byIndex('namespace', ns).length, inNs.length);
   assert.throws(() => lister.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.position === 8);
+  // A label index (asked for through the shared informer) answers the same.
+  const expectWeb = inNs.filter((p) => p.metadata.labels?.['app'] === 'web').map((p) => p.metadata.name).sort();
+  assert.ok(expectWeb.length > 0);
+  factory.informer({ version: 'v1', resource: 'pods', labelIndexes: ['app'] });
+  assert.deepEqual(lister.byIndex('label:app', 'web').map((p) => p.metadata.name).sort(), snap2.filter((p) => p.metadata.labels?.['app'] === 'web').map((p) => p.metadata.name).sort());
+  const indexed = lister.list({ namespace: ns, labelSelector: 'app=web' }).map((p) => p.metadata.name).sort();
+  assert.deepEqual(indexed, expectWeb);
+  assert.deepEqual(
+    lister.list({ labelSelector: 'app=web' }).map((p) => p.metadata.name).sort(),
+    snap2.filter((p) => p.metadata.labels?.['app'] === 'web').map((p) => p.metadata.name).sort(),
+  );
+  assert.throws(
+    () => factory.informer({ version: 'v1', resource: 'pods', labelIndexes: ['bad key!'] }),
+    (e: unknown) => e instanceof KubeError && e.reason === 'Invalid',
+  );
   const view = pods.scoped({ namespace: ns, labelSelector: 'app=web' });
   assert.equal(view.getSnapshot(), view.getSnapshot());
   assert.equal(view.getSnapshot().length, web.length);
@@ -94,10 +124,107 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   await frame();
 });
 
+/** A narrow pod type, as an app would bring (e.g. from `kubernetes-types`). */
+interface Pod extends KubeObject {
+  spec: { containers: { name: string; image?: string }[] };
+  status?: { phase?: string };
+}
+
+test('an informer by built-in kind caches the same resource, typed by its object type', async () => {
+  const factory = new InformerFactory(client);
+  const byKind = factory.informer<Pod>({ version: 'v1', kind: 'Pod', namespace: 'default' });
+  // Handlers, snapshots and listers carry the type; wrong handler shapes do not compile.
+  const images: string[] = [];
+  const offUpdate = byKind.on('update', (oldPod, newPod) => images.push(oldPod.spec.containers[0]?.name ?? '', newPod.spec.containers[0]?.name ?? ''));
+  const offStatus = byKind.on('status', (s) => void s.phase);
+  // Type-level only (never run): these must not compile.
+  const _wrongShapes = (): void => {
+    // @ts-expect-error an add handler takes one object
+    byKind.on('add', (_a: Pod, _b: Pod) => undefined);
+    // @ts-expect-error unknown event
+    byKind.on('nope', () => undefined);
+  };
+  void _wrongShapes;
+  offUpdate();
+  offStatus();
+  factory.start();
+  await byKind.waitForSync();
+  const expected = Object.keys(await simState()).filter((k) => k.startsWith('default/')).sort();
+  assert.deepEqual(byKind.getSnapshot().map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort(), expected);
+  const first: Pod | undefined = byKind.lister().list({ namespace: 'default' })[0];
+  assert.ok(first === undefined || Array.isArray(first.spec.containers));
+  assert.throws(() => factory.informer({ version: 'v1', kind: 'Nope' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  factory.shutdown();
+});
+
 test('a malformed selector is a KubeError with the position', () => {
   const factory = new InformerFactory(client);
   assert.throws(
     () => factory.informer({ version: 'v1', resource: 'pods', labelSelector: 'app=web,,' }),
     (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && typeof e.position === 'number',
   );
+});
+
+test('cached objects with non-ASCII text materialize member by member', async () => {
+  const name = `js-unicode-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const data = { 'grüße': 'héllo 😀 — ok', plain: 'x' };
+  await cms.create({ metadata: { name, labels: { t: 'unicode' }, annotations: { note: '日本語' } }, data } as KubeObject, {});
+  const factory = new InformerFactory(client);
+  const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default', labelSelector: 't=unicode' });
+  factory.start();
+  await inf.waitForSync();
+  const got = inf.lister().get('default', name) as (KubeObject & { data: Record<string, string> }) | undefined;
+  assert.ok(got);
+  assert.deepEqual(got.data, data);
+  assert.equal(got.metadata.annotations?.note, '日本語');
+  assert.equal(got.metadata.name, name);
+  factory.shutdown();
+  await cms.delete(name);
+});
+
+test('1,000 events inside one frame reach subscribers as one diff with exactly their keys', async () => {
+  // Frames are driven by hand: the package schedules its flush with
+  // `requestAnimationFrame` when the host has one, so nothing is delivered
+  // until the test runs the pending frame callbacks.
+  const pending: (() => void)[] = [];
+  const g = globalThis as { requestAnimationFrame?: (cb: () => void) => number };
+  const before = g.requestAnimationFrame;
+  g.requestAnimationFrame = (cb) => pending.push(cb);
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await pods.waitForSync();
+    const runFrames = () => pending.splice(0).forEach((cb) => cb());
+    runFrames();
+    const diffs: Diff[] = [];
+    pods.subscribe((d) => diffs.push(d));
+    const updated = new Set<string>();
+    let events = 0;
+    pods.on('update', (_old, obj) => {
+      events++;
+      updated.add(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    });
+    const cached = pods.getSnapshot().length;
+    assert.ok(cached > 0);
+    await sim('/sim/flood', { resource: 'pods', events: 1000, wait: true });
+    await until(() => events >= 1000);
+    await until(async () => pods.status.eventsApplied >= 1000);
+    assert.equal(diffs.length, 0, 'nothing is delivered before the frame');
+    const snapBefore = pods.getSnapshot();
+    runFrames();
+    assert.equal(diffs.length, 1, 'one diff per frame');
+    const d = diffs[0]!;
+    assert.deepEqual([...d.updated].sort(), [...updated].sort());
+    assert.deepEqual(d.added, []);
+    assert.deepEqual(d.removed, []);
+    assert.notEqual(pods.getSnapshot(), snapBefore, 'a new snapshot after the diff');
+    runFrames();
+    assert.equal(diffs.length, 1, 'no empty diffs');
+  } finally {
+    factory.shutdown();
+    if (before) g.requestAnimationFrame = before;
+    else delete g.requestAnimationFrame;
+  }
 });

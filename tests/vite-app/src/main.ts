@@ -9,18 +9,20 @@ async function main(): Promise<void> {
   await init();
   const client = new KubeClient({ server: location.origin, credentials: 'include', maxInFlight: 6 });
   const factory = new InformerFactory(client);
-  const pods = factory.informer({ version: 'v1', resource: 'pods', labelSelector: 'app=web', stripManagedFields: true });
+  const pods = factory.informer<PodLike>({ version: 'v1', kind: 'Pod', labelSelector: 'app=web', stripManagedFields: true, labelIndexes: ['app'] });
   factory.start();
   const list = document.getElementById('pods') as HTMLUListElement;
   pods.subscribe((diff: Diff) => {
-    const snapshot = pods.getSnapshot() as readonly PodLike[];
+    const snapshot: readonly PodLike[] = pods.getSnapshot();
     list.replaceChildren(...snapshot.map((p) => Object.assign(document.createElement('li'), { textContent: `${p.metadata.name} ${p.status?.phase ?? ''} (v${diff.version})` })));
   });
-  const off = pods.on('update', (oldPod, newPod) => console.log(oldPod.metadata.resourceVersion, '→', newPod.metadata.resourceVersion));
-  pods.on('status', (s) => {
-    const status = s as unknown as InformerStatus;
+  const off = pods.on('update', (oldPod, newPod) => console.log(oldPod.metadata.resourceVersion, '→', newPod.status?.phase));
+  pods.on('status', (status: InformerStatus) => {
     document.title = `${status.phase} · ${status.cached}`;
   });
+  const resources = await client.discover();
+  const deploy = await client.resourceFor('deploy');
+  console.log(resources.length, deploy.kind, deploy.namespaced);
   await pods.waitForSync();
   off();
   try {

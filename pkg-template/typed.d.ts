@@ -1,0 +1,169 @@
+// Generic declarations of the classes wasm-bindgen generates in
+// `kubewasm.d.ts`: the same runtime classes, typed by the object type `T` an
+// informer or resource client holds (bring precise types such as the
+// `kubernetes-types` package). `index.d.ts` exports these names explicitly,
+// which takes precedence over the generated ones re-exported with `export *`.
+// The checks at the end fail type-checking (the package's tests run
+// with `skipLibCheck: false`) if the generated classes gain a member these
+// declarations lack.
+import type {
+  ApiResourceInfo,
+  ClientOptions,
+  Diff,
+  InformerOptions,
+  InformerStatus,
+  KubeObject,
+  ListFilter,
+  ListOptions,
+  ListResult,
+  PatchKind,
+  ResourceRef,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
+  Informer as GeneratedInformer,
+  InformerFactory as GeneratedInformerFactory,
+  KubeClient as GeneratedKubeClient,
+  Lister as GeneratedLister,
+  ResourceClient as GeneratedResourceClient,
+  ScopedView as GeneratedScopedView,
+} from './kubewasm.js';
+
+/** Handlers by informer event. */
+export interface InformerHandlers<T> {
+  /** An object appeared (or, for a handler added late, was already cached). */
+  add: (obj: T) => void;
+  /** An object changed: the cached old version, then the new one. */
+  update: (oldObj: T, newObj: T) => void;
+  /** An object went away: its last known version. */
+  delete: (obj: T) => void;
+  /** A handler threw, or the informer reported a problem. */
+  error: (err: unknown) => void;
+  /** The informer's status changed. */
+  status: (status: InformerStatus) => void;
+}
+
+/** The REST client: configuration shared by every resource client. */
+export declare class KubeClient {
+  /** Create a client. Throws `KubeError` (reason `Invalid`) on bad options. */
+  constructor(opts: ClientOptions);
+  free(): void;
+  [Symbol.dispose](): void;
+  /** A client for one resource (any group/version/resource or built-in kind, CRDs included). */
+  resource<T extends KubeObject = KubeObject>(r: ResourceRef): ResourceClient<T>;
+  /** Every resource the server offers, every served version; cached for five minutes. */
+  discover(): Promise<ApiResourceInfo[]>;
+  /** Resolve a plural, singular, short name or kind (optionally `.group`-qualified) as kubectl does. */
+  resourceFor(name: string): Promise<ApiResourceInfo>;
+  /** Forget cached discovery (after installing a CRD, say). */
+  invalidateDiscovery(): void;
+}
+
+/** CRUD and watch on one resource. Objects are plain JSON objects owned by the caller. */
+export declare class ResourceClient<T extends KubeObject = KubeObject> {
+  private constructor();
+  free(): void;
+  [Symbol.dispose](): void;
+  /** Get one object by name (and namespace, if the client has none). */
+  get(name: string, namespace?: string | null): Promise<T>;
+  /** List one page (or everything when no `limit` is given). */
+  list(opts?: ListOptions): Promise<ListResult<T>>;
+  /** Create an object. */
+  create(obj: T, opts?: WriteOptions): Promise<T>;
+  /** Replace an object (optimistic concurrency through `metadata.resourceVersion`). */
+  replace(obj: T, opts?: WriteOptions): Promise<T>;
+  /** Patch: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`). */
+  patch(name: string, patch: object, kind: PatchKind, opts?: WriteOptions & { namespace?: string }): Promise<T>;
+  /** Delete an object; resolves with the server's answer (the object or a Status). */
+  delete(name: string, namespace?: string | null): Promise<T>;
+  /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
+  watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>>;
+}
+
+/** Shares one informer per identical options. */
+export declare class InformerFactory {
+  /** A factory over a client. */
+  constructor(client: KubeClient);
+  free(): void;
+  [Symbol.dispose](): void;
+  /** The informer for these options (the same cache for identical options). */
+  informer<T extends KubeObject = KubeObject>(opts: InformerOptions<T>): Informer<T>;
+  /** Start every informer (and those created later). */
+  start(): void;
+  /** Resolves when every informer created so far has synced. */
+  waitForSync(): Promise<void>;
+  /** Stop every informer. */
+  shutdown(): void;
+}
+
+/** A live, indexed cache of one resource. */
+export declare class Informer<T extends KubeObject = KubeObject> {
+  private constructor();
+  free(): void;
+  [Symbol.dispose](): void;
+  /** Start listing and watching (idempotent). */
+  start(): void;
+  /** Stop for good: the watch is aborted and no timer or task remains. */
+  stop(): void;
+  /**
+   * Listen for an event; returns an unsubscribe function. An `add` handler
+   * registered after start first receives every cached object. A handler
+   * that throws is reported to `error` listeners (or the console) and does
+   * not affect the others.
+   */
+  on<E extends keyof InformerHandlers<T>>(event: E, handler: InformerHandlers<T>[E]): () => void;
+  /** Receive coalesced diffs, at most one per animation frame; returns an unsubscribe function. */
+  subscribe(listener: (diff: Diff) => void): () => void;
+  /** Every cached object, sorted by namespace and name; the same array until a diff was delivered. */
+  getSnapshot(): readonly T[];
+  /** A filtered view with the same snapshot contract; throws `KubeError` for a malformed selector. */
+  scoped(filter: ListFilter): ScopedView<T>;
+  /** A lister over the cache. */
+  lister(): Lister<T>;
+  /** Add an index: `f(obj)` returns the values the object is listed under. */
+  addIndexer(name: string, f: (obj: T) => string[]): void;
+  /** Resolves once synced (or stopped). */
+  waitForSync(): Promise<void>;
+  /** Whether the initial list has reached the cache. */
+  readonly hasSynced: boolean;
+  /** Current status. */
+  readonly status: InformerStatus;
+  /** Approximate bytes the cached objects hold in wasm memory. */
+  readonly cachedBytes: number;
+}
+
+/** Read-only queries on an informer's cache. */
+export declare class Lister<T extends KubeObject = KubeObject> {
+  private constructor();
+  free(): void;
+  [Symbol.dispose](): void;
+  /** Objects matching the filter (indexes are used for namespaces and indexed labels). */
+  list(filter?: ListFilter): T[];
+  /** `get(name)` for cluster-scoped objects, `get(namespace, name)` otherwise; `undefined` when absent. */
+  get(nameOrNamespace: string, name?: string | null): T | undefined;
+  /** Objects listed under `value` in the index `indexName` (`namespace` is built in). */
+  byIndex(indexName: string, value: string): T[];
+}
+
+/** A filtered live view (see `Informer.scoped`). */
+export declare class ScopedView<T extends KubeObject = KubeObject> {
+  private constructor();
+  free(): void;
+  [Symbol.dispose](): void;
+  /** The matching objects; the same array until a diff has been delivered. */
+  getSnapshot(): readonly T[];
+  /** Receive the informer's diffs (unfiltered keys; re-read the snapshot). */
+  subscribe(listener: (diff: Diff) => void): () => void;
+}
+
+/** Instantiating this with anything but `never` fails type-checking. */
+type MustBeNever<T extends never> = T;
+/** Every member of the generated classes is declared above (a drift check; see the top). */
+export type __KubewasmTypingsCoverGenerated = [
+  MustBeNever<Exclude<keyof GeneratedKubeClient, keyof KubeClient>>,
+  MustBeNever<Exclude<keyof GeneratedResourceClient, keyof ResourceClient>>,
+  MustBeNever<Exclude<keyof GeneratedInformerFactory, keyof InformerFactory>>,
+  MustBeNever<Exclude<keyof GeneratedInformer, keyof Informer>>,
+  MustBeNever<Exclude<keyof GeneratedLister, keyof Lister>>,
+  MustBeNever<Exclude<keyof GeneratedScopedView, keyof ScopedView>>,
+];

@@ -1,0 +1,128 @@
+//! Discovery and kind ↔ resource mapping for JS: `KubeClient.discover()`,
+//! `KubeClient.resourceFor()`, and `kind` in place of `resource` in options.
+
+use js_sys::{Array, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::client::KubeClient;
+use super::error::{from_rest, KubeErrorInit};
+use super::options;
+use crate::api::{builtin_resources, ApiResource, RestMapper};
+
+#[wasm_bindgen(typescript_custom_section)]
+const DISCOVERY_TS: &'static str = r#"
+/** One resource the server offers (from discovery). */
+export interface ApiResourceInfo {
+  /** API group, `''` for the core group. */
+  group: string;
+  version: string;
+  /** Plural name, the URL segment (`pods`). */
+  resource: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  /** Verbs the server allows (`list`, `watch`, …). */
+  verbs: string[];
+  /** kubectl short names (`po`, `deploy`). */
+  shortNames: string[];
+  /** Subresources (`status`, `scale`). */
+  subresources: string[];
+  /** Whether this is the group's preferred version. */
+  preferred: boolean;
+}
+"#;
+
+#[wasm_bindgen]
+impl KubeClient {
+    /// Every resource the server offers, every served version (aggregated
+    /// discovery, or the legacy documents on older servers). Cached for five
+    /// minutes; see `invalidateDiscovery`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ApiResourceInfo[]>")]
+    pub fn discover(&self) -> Promise {
+        let d = self.discovery().clone();
+        future_to_promise(async move {
+            let all = d.resources().await.map_err(|e| from_rest(&e))?;
+            Ok(all.iter().map(info_to_js).collect::<Array>().into())
+        })
+    }
+
+    /// Resolve what a user typed, as kubectl does: a plural, singular, short
+    /// name or kind, case-insensitive, optionally `.group`-qualified
+    /// (`deploy`, `Deployment`, `deployments.apps`); the preferred version
+    /// wins. Rejects with a `KubeError` (404, `NotFound`) when nothing matches.
+    #[wasm_bindgen(js_name = resourceFor, unchecked_return_type = "Promise<ApiResourceInfo>")]
+    pub fn resource_for(&self, name: String) -> Promise {
+        let d = self.discovery().clone();
+        future_to_promise(async move {
+            let all = d.resources().await.map_err(|e| from_rest(&e))?;
+            let mapper = RestMapper::new(all.iter().cloned().collect());
+            match mapper.find(&name) {
+                Some(r) => Ok(info_to_js(r)),
+                None => Err(KubeErrorInit {
+                    message: format!("the server doesn't have a resource type {name:?}"),
+                    code: 404,
+                    reason: "NotFound".into(),
+                    ..Default::default()
+                }
+                .into_js()),
+            }
+        })
+    }
+
+    /// Forget cached discovery (after installing a CRD, say).
+    #[wasm_bindgen(js_name = invalidateDiscovery)]
+    pub fn invalidate_discovery(&self) {
+        self.discovery().invalidate();
+    }
+}
+
+fn info_to_js(r: &ApiResource) -> JsValue {
+    let o = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&o, &k.into(), &v);
+    };
+    let list = |v: &[String]| -> JsValue {
+        v.iter()
+            .map(|s| JsValue::from_str(s))
+            .collect::<Array>()
+            .into()
+    };
+    set("group", r.group.as_str().into());
+    set("version", r.version.as_str().into());
+    set("resource", r.plural.as_str().into());
+    set("singular", r.singular.as_str().into());
+    set("kind", r.kind.as_str().into());
+    set("namespaced", r.namespaced.into());
+    set("verbs", list(&r.verbs));
+    set("shortNames", list(&r.short_names));
+    set("subresources", list(&r.subresources));
+    set("preferred", r.preferred.into());
+    o.into()
+}
+
+/// The plural resource named by an options object: `resource`, or `kind`
+/// looked up in the built-in table (synchronous; CRD kinds need discovery).
+pub(crate) fn resource_or_kind(
+    opts: &JsValue,
+    group: &str,
+    version: &str,
+) -> Result<String, KubeErrorInit> {
+    if let Some(r) = options::string(opts, "resource")? {
+        return Ok(r);
+    }
+    let Some(kind) = options::string(opts, "kind")? else {
+        return Err(KubeErrorInit::invalid(
+            "`resource` (plural name) or `kind` is required",
+        ));
+    };
+    RestMapper::new(builtin_resources())
+        .resource_for_gvk(group, version, &kind)
+        .map(|r| r.plural.clone())
+        .ok_or_else(|| {
+            KubeErrorInit::invalid(format!(
+                "{kind:?} in {:?} is not a built-in kind: resolve it with `await client.resourceFor({kind:?})` and pass `resource`",
+                if group.is_empty() { version.to_owned() } else { format!("{group}/{version}") }
+            ))
+        })
+}
