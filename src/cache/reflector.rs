@@ -476,6 +476,14 @@ impl Reflector {
             reject_table(&page.kind)?;
             let n = page.items.len() as u64;
             let remaining = page.remaining_item_count.map(|r| r.max(0) as u64);
+            if let (Some(r), true) = (remaining, n > 0) {
+                // Room for what the next pages bring (up to 32 MiB at a time),
+                // so wasm memory grows in a few large steps: growing it 64 KiB
+                // at a time was half the cost of a large sync.
+                let bytes: usize = page.items.iter().map(|o| o.raw().len()).sum();
+                let expected = (r as usize).saturating_mul(bytes / n as usize);
+                crate::rt::reserve_heap(expected.min(32 << 20));
+            }
             self.status.update(|s| {
                 s.listed += n;
                 s.list_total = remaining.map(|r| s.listed + r);
