@@ -18,10 +18,12 @@
 //! observable ordering from the post-process counter above.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::hash_map::Entry as MapEntry;
+use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
+use super::fx::FxHashMap;
 use super::keys::{object_key, DeltaObject, KeyError, Tombstone};
 use super::store::Indexer;
 use crate::rest::KubeObject;
@@ -57,6 +59,21 @@ pub trait KnownObjects {
     fn known_keys(&self) -> Vec<String>;
     /// The stored object under `key`.
     fn known_object(&self, key: &str) -> Option<KubeObject>;
+    /// Whether `key` is stored. The default fetches the object; a store can
+    /// answer without cloning it.
+    fn known_contains(&self, key: &str) -> bool {
+        self.known_object(key).is_some()
+    }
+    /// Visit every stored key with its object. The default builds the key
+    /// list; a store can walk its table without allocating a key per object
+    /// (a relist visits every one of them). `f` must not write to the store.
+    fn for_each_known(&self, f: &mut dyn FnMut(&str, &KubeObject)) {
+        for key in self.known_keys() {
+            if let Some(obj) = self.known_object(&key) {
+                f(&key, &obj);
+            }
+        }
+    }
 }
 
 impl KnownObjects for Indexer {
@@ -65,6 +82,12 @@ impl KnownObjects for Indexer {
     }
     fn known_object(&self, key: &str) -> Option<KubeObject> {
         self.get_by_key(key)
+    }
+    fn known_contains(&self, key: &str) -> bool {
+        self.contains_key(key)
+    }
+    fn for_each_known(&self, f: &mut dyn FnMut(&str, &KubeObject)) {
+        self.for_each(|k, o| f(k, o));
     }
 }
 
@@ -97,10 +120,22 @@ impl From<KeyError> for FifoError {
     }
 }
 
+/// One queued key's deltas.
+#[derive(Default)]
+struct Entry {
+    deltas: Vec<Delta>,
+    /// The `replace` epoch that last listed this key: "is the key in the
+    /// list being replaced" is one comparison instead of a set of every
+    /// listed key built per relist.
+    listed: u64,
+}
+
 #[derive(Default)]
 struct Inner {
-    items: HashMap<String, Vec<Delta>>,
+    items: FxHashMap<String, Entry>,
     queue: VecDeque<String>,
+    /// Bumped by every `replace` (starts at 1 for the first).
+    epoch: u64,
     populated: bool,
     initial_population_count: usize,
     closed: bool,
@@ -161,24 +196,39 @@ impl DeltaFifo {
 
     /// Append a delta under `key` (client-go's queueActionLocked) and dedup.
     fn queue_action(inner: &mut Inner, key: String, delta: Delta) {
-        let deltas = inner.items.entry(key.clone()).or_default();
-        let was_empty = deltas.is_empty();
+        Self::queue_entry(inner, key, delta);
+    }
+
+    /// [`queue_action`](Self::queue_action), returning the key's entry.
+    fn queue_entry(inner: &mut Inner, key: String, delta: Delta) -> &mut Entry {
+        let Inner { items, queue, .. } = inner;
+        let entry = match items.entry(key) {
+            MapEntry::Occupied(o) => {
+                // A key with deltas is in the queue already.
+                if o.get().deltas.is_empty() {
+                    queue.push_back(o.key().clone());
+                }
+                o.into_mut()
+            }
+            MapEntry::Vacant(v) => {
+                queue.push_back(v.key().clone());
+                v.insert(Entry::default())
+            }
+        };
+        let deltas = &mut entry.deltas;
         deltas.push(delta);
         // DF-04: only two trailing Deleted deltas are ever merged.
         let n = deltas.len();
-        if n >= 2
-            && deltas[n - 1].kind == DeltaType::Deleted
-            && deltas[n - 2].kind == DeltaType::Deleted
-        {
-            if matches!(deltas[n - 2].object, DeltaObject::Tombstone(_)) {
-                deltas.remove(n - 2);
-            } else {
-                deltas.pop();
+        if let [.., prev, last] = deltas.as_slice() {
+            if last.kind == DeltaType::Deleted && prev.kind == DeltaType::Deleted {
+                if matches!(prev.object, DeltaObject::Tombstone(_)) {
+                    deltas.remove(n - 2);
+                } else {
+                    deltas.pop();
+                }
             }
         }
-        if was_empty {
-            inner.queue.push_back(key);
-        }
+        entry
     }
 
     fn notify(&self) {
@@ -222,8 +272,8 @@ impl DeltaFifo {
         let key = obj.key()?;
         let mut inner = self.inner.borrow_mut();
         inner.populated = true;
-        let queued = inner.items.get(&key).is_some_and(|d| !d.is_empty());
-        let known = self.known.as_ref().map(|k| k.known_object(&key).is_some());
+        let queued = inner.items.get(&key).is_some_and(|e| !e.deltas.is_empty());
+        let known = self.known.as_ref().map(|k| k.known_contains(&key));
         let drop_it = match known {
             None => !queued,
             Some(exists) => !exists && !queued,
@@ -245,6 +295,12 @@ impl DeltaFifo {
     }
 
     /// Replace the queue's view with a full list (DF-05..08, DF-10).
+    ///
+    /// Listed keys are stamped with this relist's epoch instead of being
+    /// collected into a set; queue-based deletion detection reads only the
+    /// keys that were queued before the list (every key queued by the list
+    /// is in it), and known-based detection walks the store without copying
+    /// its keys.
     pub fn replace(&self, list: Vec<KubeObject>, _resource_version: &str) -> Result<(), FifoError> {
         let mut prepared = Vec::with_capacity(list.len());
         for obj in list {
@@ -253,30 +309,45 @@ impl DeltaFifo {
             prepared.push((key, obj));
         }
         let mut inner = self.inner.borrow_mut();
+        let inner = &mut *inner;
         let kind = if inner.emit_replaced {
             DeltaType::Replaced
         } else {
             DeltaType::Sync
         };
-        let mut keys: HashSet<String> = HashSet::with_capacity(prepared.len());
+        inner.epoch += 1;
+        let epoch = inner.epoch;
+        let queued_before = inner.queue.len();
+        inner.items.reserve(prepared.len());
+        inner.queue.reserve(prepared.len());
+        let mut listed = 0usize;
         for (key, obj) in prepared {
-            keys.insert(key.clone());
-            Self::queue_action(
-                &mut inner,
+            let entry = Self::queue_entry(
+                inner,
                 key,
                 Delta {
                     kind,
                     object: DeltaObject::Object(obj),
                 },
             );
+            if entry.listed != epoch {
+                entry.listed = epoch;
+                listed += 1;
+            }
         }
-        // Queue-based detection: queued keys absent from the list.
+        // Queue-based detection: keys queued before the list and absent from it.
         let mut queued_deletions = 0;
         let stale: Vec<(String, Option<KubeObject>)> = inner
-            .items
+            .queue
             .iter()
-            .filter(|(k, d)| !keys.contains(*k) && !d.is_empty())
-            .map(|(k, d)| (k.clone(), d.last().and_then(|d| d.object.object().cloned())))
+            .take(queued_before)
+            .filter_map(|k| {
+                let e = inner.items.get(k.as_str())?;
+                (e.listed != epoch && !e.deltas.is_empty()).then(|| {
+                    let last = e.deltas.last().and_then(|d| d.object.object().cloned());
+                    (k.clone(), last)
+                })
+            })
             .collect();
         for (key, obj) in stale {
             queued_deletions += 1;
@@ -285,7 +356,7 @@ impl DeltaFifo {
                 obj,
             });
             Self::queue_action(
-                &mut inner,
+                inner,
                 key,
                 Delta {
                     kind: DeltaType::Deleted,
@@ -293,19 +364,23 @@ impl DeltaFifo {
                 },
             );
         }
-        // Known-objects-based detection: stored keys absent from the list and not queued.
+        // Known-objects-based detection: stored keys absent from the list and
+        // not queued (a listed key is queued, so one lookup answers both).
         if let Some(known) = &self.known {
-            for key in known.known_keys() {
-                if keys.contains(&key) || inner.items.get(&key).is_some_and(|d| !d.is_empty()) {
-                    continue;
+            let mut gone: Vec<(String, KubeObject)> = Vec::new();
+            known.for_each_known(&mut |key, obj| {
+                if inner.items.get(key).is_none_or(|e| e.deltas.is_empty()) {
+                    gone.push((key.to_owned(), obj.clone()));
                 }
+            });
+            for (key, obj) in gone {
                 queued_deletions += 1;
                 let t = DeltaObject::Tombstone(Tombstone {
                     key: key.clone(),
-                    obj: known.known_object(&key),
+                    obj: Some(obj),
                 });
                 Self::queue_action(
-                    &mut inner,
+                    inner,
                     key,
                     Delta {
                         kind: DeltaType::Deleted,
@@ -316,9 +391,8 @@ impl DeltaFifo {
         }
         if !inner.populated {
             inner.populated = true;
-            inner.initial_population_count = keys.len() + queued_deletions;
+            inner.initial_population_count = listed + queued_deletions;
         }
-        drop(inner);
         self.notify();
         Ok(())
     }
@@ -327,22 +401,22 @@ impl DeltaFifo {
     pub fn resync(&self) {
         let Some(known) = &self.known else { return };
         let mut inner = self.inner.borrow_mut();
-        let mut any = false;
-        for key in known.known_keys() {
-            if inner.items.get(&key).is_some_and(|d| !d.is_empty()) {
-                continue;
+        let mut offer: Vec<(String, KubeObject)> = Vec::new();
+        known.for_each_known(&mut |key, obj| {
+            if inner.items.get(key).is_none_or(|e| e.deltas.is_empty()) {
+                offer.push((key.to_owned(), obj.clone()));
             }
-            if let Some(obj) = known.known_object(&key) {
-                Self::queue_action(
-                    &mut inner,
-                    key,
-                    Delta {
-                        kind: DeltaType::Sync,
-                        object: DeltaObject::Object(obj),
-                    },
-                );
-                any = true;
-            }
+        });
+        let any = !offer.is_empty();
+        for (key, obj) in offer {
+            Self::queue_action(
+                &mut inner,
+                key,
+                Delta {
+                    kind: DeltaType::Sync,
+                    object: DeltaObject::Object(obj),
+                },
+            );
         }
         drop(inner);
         if any {
@@ -382,7 +456,7 @@ impl DeltaFifo {
         let mut inner = self.inner.borrow_mut();
         while let Some(key) = inner.queue.pop_front() {
             // A key can be queued with no deltas only transiently; skip it.
-            let Some(deltas) = inner.items.remove(&key) else {
+            let Some(Entry { deltas, .. }) = inner.items.remove(key.as_str()) else {
                 continue;
             };
             let is_in_initial_list = !(inner.populated && inner.initial_population_count == 0);

@@ -79,6 +79,22 @@ pub fn object_key(obj: &KubeObject) -> Result<String, KeyError> {
     })
 }
 
+/// [`object_key`] written into `buf` (cleared first), so a hot path can
+/// reuse one buffer instead of allocating a key per call.
+pub(crate) fn write_object_key(obj: &KubeObject, buf: &mut String) -> Result<(), KeyError> {
+    let name = obj.name();
+    if name.is_empty() {
+        return object_key(obj).map(drop);
+    }
+    buf.clear();
+    if let Some(ns) = obj.namespace() {
+        buf.push_str(ns);
+        buf.push('/');
+    }
+    buf.push_str(name);
+    Ok(())
+}
+
 /// Split a key into `(namespace, name)` (KF-03): one part → cluster-scoped,
 /// two parts → namespaced (empty parts allowed), more → an error.
 pub fn split_key(key: &str) -> Result<(&str, &str), KeyError> {

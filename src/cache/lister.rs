@@ -1,13 +1,14 @@
 //! Listers: read-only, selector-aware views of an [`Indexer`].
 //!
-//! A namespaced list walks only that namespace's bucket of the `namespace`
-//! index; an equality label requirement on a label with an index
-//! ([`Indexer::add_label_index`]) walks that bucket instead when it is smaller.
+//! A namespaced list reads only the intersection of the buckets that must
+//! hold every match: the namespace's bucket of the `namespace` index and,
+//! for each equality requirement on a label with an index
+//! ([`Indexer::add_label_index`]), that label value's bucket.
 
 use std::fmt;
 
 use super::keys::split_key;
-use super::selector::LabelSelector;
+use super::selector::{LabelSelector, Operator};
 use super::store::{label_index_name, label_ns_index_name, Indexer, NAMESPACE_INDEX};
 use crate::rest::KubeObject;
 
@@ -56,6 +57,15 @@ impl Lister {
     }
 
     /// Visit the matching objects without collecting them.
+    ///
+    /// Every bucket that must hold all matches is used at once: the
+    /// namespace's, and per equality requirement on an indexed label its
+    /// label bucket (or, namespaced, its `namespace/value` bucket, which
+    /// also stands for the namespace's). The smallest is walked and the
+    /// others are probed by slot id, so objects outside the intersection are
+    /// never read — reading objects spread over the heap is the cost (cache
+    /// misses). When the buckets cover the namespace and every requirement,
+    /// the hits are not re-checked either.
     pub fn for_each_in(
         &self,
         namespace: Option<&str>,
@@ -63,55 +73,53 @@ impl Lister {
         mut f: impl FnMut(&KubeObject),
     ) {
         let ix = &self.indexer;
+        let mut probes: Vec<(String, String)> = Vec::new();
+        let mut ns_covered = namespace.is_none();
+        let mut all_covered = true;
+        for r in selector.requirements() {
+            let v = match (&r.op, r.values.as_slice()) {
+                (Operator::Equals | Operator::In, [v]) => v,
+                _ => {
+                    all_covered = false;
+                    continue;
+                }
+            };
+            if let Some(ns) = namespace {
+                let name = label_ns_index_name(&r.key);
+                if ix.has_index(&name) {
+                    probes.push((name, format!("{ns}/{v}")));
+                    ns_covered = true;
+                    continue;
+                }
+            }
+            let name = label_index_name(&r.key);
+            if ix.has_index(&name) {
+                probes.push((name, v.clone()));
+            } else {
+                all_covered = false;
+            }
+        }
+        if let (false, Some(ns)) = (ns_covered, namespace) {
+            if ix.has_index(NAMESPACE_INDEX) {
+                probes.push((NAMESPACE_INDEX.to_owned(), ns.to_owned()));
+                ns_covered = true;
+            }
+        }
+        let exact = ns_covered && all_covered;
         let ns_ok = |o: &KubeObject| namespace.is_none_or(|n| o.namespace().unwrap_or("") == n);
-        // Pick the smallest bucket that is guaranteed to hold every match.
-        let label_bucket = selector
-            .first_equality()
-            .and_then(|(k, v)| match namespace {
-                Some(ns) => {
-                    let name = label_ns_index_name(k);
-                    let value = format!("{ns}/{v}");
-                    ix.has_index(&name)
-                        .then(|| (ix.index_len(&name, &value), name, value))
-                }
-                None => {
-                    let name = label_index_name(k);
-                    ix.has_index(&name)
-                        .then(|| (ix.index_len(&name, v), name, v.to_owned()))
-                }
-            });
-        let ns_bucket = namespace
-            .filter(|_| ix.has_index(NAMESPACE_INDEX))
-            .map(|n| {
-                (
-                    ix.index_len(NAMESPACE_INDEX, n),
-                    NAMESPACE_INDEX.to_owned(),
-                    n.to_owned(),
-                )
-            });
-        let best = match (label_bucket, ns_bucket) {
-            (Some(l), Some(n)) => Some(if l.0 <= n.0 { l } else { n }),
-            (l, n) => l.or(n),
-        };
-        // When the chosen bucket holds exactly the matches (a lone equality on
-        // an indexed label, or a namespace with an empty selector), skip
-        // re-checking each object: reading objects is the cost (cache misses).
-        let exact = match &best {
-            Some((_, name, _)) if name == NAMESPACE_INDEX => selector.is_empty(),
-            Some(_) => selector.requirements().len() == 1,
-            None => false,
-        };
-        let mut visit = |_: &str, o: &KubeObject| {
+        let mut visit = |o: &KubeObject| {
             if exact || (ns_ok(o) && selector.matches(o)) {
                 f(o);
             }
         };
-        match best {
-            // The index exists (checked above), so this cannot fail.
-            Some((_, name, value)) => {
-                let _ = ix.for_each_in_index(&name, &value, &mut visit);
-            }
-            None => ix.for_each(visit),
+        let refs: Vec<(&str, &str)> = probes
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        // `false`: an index vanished between the checks above and the walk
+        // (indexes are only ever added, so this is defensive): scan instead.
+        if refs.is_empty() || !ix.for_each_in_all(&refs, &mut visit) {
+            ix.for_each(|_, o| visit(o));
         }
     }
 

@@ -18,9 +18,12 @@
 //! | PG-01..04 | `api/pager.rs` | `api::tests::pg_01_to_04_pager_rules` |
 
 mod delta_fifo;
+mod fx;
+mod index;
 mod keys;
 mod lister;
 mod selector;
+mod slots;
 mod store;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

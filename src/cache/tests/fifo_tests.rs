@@ -390,3 +390,51 @@ fn df_14_transformer_runs_once_per_incoming_object() {
     assert!(failing.add(o("x", 1)).is_err());
     assert!(failing.is_empty(), "nothing queued on a transform error");
 }
+
+#[test]
+fn df_relists_compare_against_their_own_list_only() {
+    // Epoch stamps: a key listed by an earlier relist and still queued is
+    // stale for the next relist that omits it, while a key in both is not.
+    let (f, _ix) = with_known(&[("k1", 1), ("k2", 1)]);
+    f.replace(vec![o("k1", 2), o("k2", 2), o("k3", 2)], "2")
+        .unwrap();
+    f.replace(vec![o("k2", 3), o("k3", 3), o("k3", 4)], "3")
+        .unwrap();
+    let mut got: Vec<(String, Vec<(DeltaType, String)>)> = Vec::new();
+    while let Some(p) = f.try_pop() {
+        f.done(&p);
+        got.push((p.key.clone(), summary(&p)));
+    }
+    assert_eq!(
+        got,
+        vec![
+            ("k1".to_owned(), s(&[(Sync, "2"), (Deleted, "dfsu:2")])),
+            ("k2".to_owned(), s(&[(Sync, "2"), (Sync, "3")])),
+            ("k3".to_owned(), s(&[(Sync, "2"), (Sync, "3"), (Sync, "4")])),
+        ]
+    );
+    assert!(
+        f.has_synced(),
+        "the first relist's three keys were counted once each"
+    );
+
+    // A relist after the queue drained: known keys absent from the list are
+    // tombstoned with their stored object, listed ones are not.
+    let (f, _ix) = with_known(&[("a", 1), ("b", 1), ("c", 1)]);
+    f.replace(vec![o("b", 2)], "2").unwrap();
+    let mut got: Vec<(String, Vec<(DeltaType, String)>)> = Vec::new();
+    while let Some(p) = f.try_pop() {
+        f.done(&p);
+        got.push((p.key.clone(), summary(&p)));
+    }
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        vec![
+            ("a".to_owned(), s(&[(Deleted, "dfsu:1")])),
+            ("b".to_owned(), s(&[(Sync, "2")])),
+            ("c".to_owned(), s(&[(Deleted, "dfsu:1")])),
+        ]
+    );
+    assert!(f.has_synced());
+}

@@ -370,3 +370,255 @@ fn st_05_store_transformer_runs_on_add_update_replace_not_delete() {
         "a failed replace leaves the store untouched"
     );
 }
+
+// ---- slot table, bucket lifetime, re-entrancy ----
+
+#[test]
+fn st_slots_are_reused_after_delete_and_indexes_follow() {
+    let s = Indexer::with_namespace_index();
+    s.add_label_index("app").unwrap();
+    s.add(obj("a/one", 1, &[("app", "web")])).unwrap();
+    s.add(obj("a/two", 1, &[("app", "db")])).unwrap();
+    s.delete_key("a/one");
+    // The freed slot is taken by a new key; nothing of the old object's
+    // index records may leak into it.
+    s.add(obj("b/three", 1, &[("app", "db")])).unwrap();
+    assert_eq!(s.len(), 2);
+    assert!(s.get_by_key("a/one").is_none());
+    assert_eq!(s.get_by_key("b/three").unwrap().name(), "three");
+    let app = crate::cache::label_index_name("app");
+    let app_ns = crate::cache::label_ns_index_name("app");
+    assert!(s.index_keys(&app, "web").unwrap().is_empty());
+    assert_eq!(s.index_keys(&app, "db").unwrap(), vec!["a/two", "b/three"]);
+    assert_eq!(s.index_keys(&app_ns, "b/db").unwrap(), vec!["b/three"]);
+    assert_eq!(s.index_keys(NAMESPACE_INDEX, "a").unwrap(), vec!["a/two"]);
+    assert_eq!(s.index_keys(NAMESPACE_INDEX, "b").unwrap(), vec!["b/three"]);
+    // Many deletes and re-adds keep the table at its peak size and exact.
+    for round in 0..3 {
+        for i in 0..20 {
+            s.add(obj(&format!("c/p{i}"), round, &[("app", "web")]))
+                .unwrap();
+        }
+        for i in 0..20 {
+            s.delete_key(&format!("c/p{i}"));
+        }
+    }
+    assert_eq!(s.len(), 2);
+    assert!(s.index_keys(&app, "web").unwrap().is_empty());
+    assert_eq!(
+        keys(s.list()),
+        set(&["a/two", "b/three"]),
+        "list walks live slots only"
+    );
+}
+
+#[test]
+fn st_label_buckets_are_dropped_when_empty_on_update_and_delete() {
+    let s = Indexer::with_namespace_index();
+    s.add_label_index("app").unwrap();
+    let app = crate::cache::label_index_name("app");
+    let app_ns = crate::cache::label_ns_index_name("app");
+    s.add(obj("a/x", 1, &[("app", "web")])).unwrap();
+    s.add(obj("a/y", 1, &[("app", "web")])).unwrap();
+    // A value long enough not to be kept inline in the per-slot record.
+    let long = "a-label-value-longer-than-twenty-two-bytes";
+    s.update(obj("a/x", 2, &[("app", long)])).unwrap();
+    assert_eq!(s.index_keys(&app, long).unwrap(), vec!["a/x"]);
+    assert_eq!(
+        s.index_keys(&app_ns, &format!("a/{long}")).unwrap(),
+        vec!["a/x"]
+    );
+    s.update(obj("a/y", 2, &[])).unwrap();
+    let mut values = s.list_index_func_values(&app);
+    values.sort();
+    assert_eq!(
+        values,
+        vec![long.to_owned()],
+        "the emptied web bucket is gone"
+    );
+    assert_eq!(s.index_len(&app, "web"), 0);
+    s.update(obj("a/x", 3, &[("app", "web")])).unwrap();
+    assert_eq!(s.list_index_func_values(&app), vec!["web"]);
+    assert_eq!(s.list_index_func_values(&app_ns), vec!["a/web"]);
+    s.delete_key("a/x");
+    s.delete_key("a/y");
+    assert!(s.list_index_func_values(&app).is_empty());
+    assert!(s.list_index_func_values(&app_ns).is_empty());
+    assert!(s.list_index_func_values(NAMESPACE_INDEX).is_empty());
+}
+
+#[test]
+fn st_writes_from_inside_visitors_are_reentrant_errors_not_panics() {
+    let s = Indexer::with_namespace_index();
+    s.add(obj("a/x", 1, &[])).unwrap();
+    let mut seen = Vec::new();
+    s.for_each(|_, _| {
+        seen.push(s.add(obj("a/y", 1, &[])));
+        seen.push(s.upsert("a/z".into(), obj("a/z", 1, &[])));
+        seen.push(s.delete(&obj("a/x", 1, &[])));
+        seen.push(s.replace(Vec::new(), "9"));
+        assert!(s.delete_key("a/x").is_none(), "refused, not applied");
+        s.bookmark("ignored");
+        // Reads are fine.
+        assert!(s.get_by_key("a/x").is_some());
+    });
+    assert_eq!(seen.len(), 4);
+    assert!(
+        seen.iter().all(|r| *r == Err(StoreError::Reentrant)),
+        "{seen:?}"
+    );
+    let mut add_ix = Indexers::new();
+    add_ix.insert("late".into(), users_index());
+    let mut in_index = None;
+    s.for_each_in_index(NAMESPACE_INDEX, "a", |_, _| {
+        in_index = Some(s.add_indexers(add_ix.clone()));
+    })
+    .unwrap();
+    assert_eq!(in_index, Some(Err(StoreError::Reentrant)));
+    assert_eq!(s.list_keys(), vec!["a/x"]);
+    assert!(!s.has_index("late"));
+    assert_ne!(s.last_sync_resource_version(), "ignored");
+    // After the visitor returns, writes work again.
+    s.add(obj("a/y", 2, &[])).unwrap();
+    assert_eq!(s.len(), 2);
+}
+
+#[test]
+fn st_index_functions_run_unborrowed_and_see_the_store_before_the_write() {
+    let s = Indexer::with_namespace_index();
+    let handle = s.clone();
+    let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let log = seen.clone();
+    let mut ix = Indexers::new();
+    ix.insert(
+        "reads-store".into(),
+        Rc::new(move |o: &KubeObject| {
+            // Reading the store from an index function must not panic.
+            log.borrow_mut().push((o.name().to_owned(), handle.len()));
+            Ok(vec![handle.len().to_string()])
+        }) as IndexFunc,
+    );
+    s.add_indexers(ix).unwrap();
+    s.add(obj("a/x", 1, &[])).unwrap();
+    s.add(obj("a/y", 1, &[])).unwrap();
+    assert_eq!(
+        *seen.borrow(),
+        vec![("x".to_owned(), 0), ("y".to_owned(), 1)]
+    );
+    assert_eq!(s.index_keys("reads-store", "1").unwrap(), vec!["a/y"]);
+}
+
+#[test]
+fn st_an_index_function_that_adds_indexes_fails_the_write_untouched() {
+    let s = Indexer::with_namespace_index();
+    let handle = s.clone();
+    let mut ix = Indexers::new();
+    ix.insert(
+        "grows".into(),
+        Rc::new(move |o: &KubeObject| {
+            if o.name() == "trigger" {
+                // Changes the index layout between computing and storing.
+                let _ = handle.add_label_index("app");
+            }
+            Ok(vec![o.name().to_owned()])
+        }) as IndexFunc,
+    );
+    s.add_indexers(ix).unwrap();
+    s.add(obj("a/x", 1, &[])).unwrap();
+    assert_eq!(s.add(obj("a/trigger", 1, &[])), Err(StoreError::Reentrant));
+    assert!(!s.contains_key("a/trigger"));
+    assert!(s.has_index(&crate::cache::label_index_name("app")));
+    // The store is consistent and usable afterwards.
+    s.add(obj("a/z", 1, &[("app", "web")])).unwrap();
+    assert_eq!(s.index_keys("grows", "z").unwrap(), vec!["a/z"]);
+    assert_eq!(
+        s.index_keys(&crate::cache::label_index_name("app"), "web")
+            .unwrap(),
+        vec!["a/z"]
+    );
+}
+
+// ---- property test: the lister's bucket intersection against a naive filter ----
+
+#[derive(Clone, Debug)]
+enum LOp {
+    Upsert(u8, u8, u8, u8),
+    Delete(u8, u8),
+    Replace(Vec<(u8, u8, u8, u8)>),
+}
+
+fn lop() -> impl Strategy<Value = LOp> {
+    let item = (0u8..10, 0u8..3, 0u8..4, 0u8..3);
+    prop_oneof![
+        6 => item.clone().prop_map(|(k, ns, app, tier)| LOp::Upsert(k, ns, app, tier)),
+        3 => (0u8..10, 0u8..3).prop_map(|(k, ns)| LOp::Delete(k, ns)),
+        1 => proptest::collection::vec(item, 0..8).prop_map(LOp::Replace),
+    ]
+}
+
+/// Object `ns{ns}/k{k}`; app 3 and tier 2 mean "label absent".
+fn lmk(k: u8, ns: u8, app: u8, tier: u8) -> KubeObject {
+    let app = format!("a{app}");
+    let tier = format!("t{tier}");
+    let mut labels: Vec<(&str, &str)> = Vec::new();
+    if app != "a3" {
+        labels.push(("app", &app));
+    }
+    if tier != "t2" {
+        labels.push(("tier", &tier));
+    }
+    obj(&format!("ns{ns}/k{k}"), 1, &labels)
+}
+
+proptest! {
+    #[test]
+    fn st_property_lister_intersection_matches_naive_filter(
+        ops in proptest::collection::vec(lop(), 1..40),
+        tier_indexed in any::<bool>(),
+    ) {
+        use crate::cache::{LabelSelector, Lister};
+        let store = Indexer::with_namespace_index();
+        store.add_label_index("app").unwrap();
+        if tier_indexed {
+            store.add_label_index("tier").unwrap();
+        }
+        let lister = Lister::new(store.clone());
+        let mut model: BTreeMap<String, KubeObject> = BTreeMap::new();
+        for op in ops {
+            match op {
+                LOp::Upsert(k, ns, app, tier) => {
+                    let o = lmk(k, ns, app, tier);
+                    model.insert(crate::cache::object_key(&o).unwrap(), o.clone());
+                    store.add(o).unwrap();
+                }
+                LOp::Delete(k, ns) => {
+                    let key = format!("ns{ns}/k{k}");
+                    model.remove(&key);
+                    store.delete_key(&key);
+                }
+                LOp::Replace(items) => {
+                    let objs: Vec<KubeObject> = items.iter().map(|&(k, ns, a, t)| lmk(k, ns, a, t)).collect();
+                    model = objs.iter().map(|o| (crate::cache::object_key(o).unwrap(), o.clone())).collect();
+                    store.replace(objs, "1").unwrap();
+                }
+            }
+            let selectors = [
+                "", "app=a0", "app=a1,tier=t0", "app in (a2)", "app=a0,tier!=t1",
+                "app!=a0", "tier=t1", "app=a1,tier=t1,app!=a2", "app in (a0,a1)", "!app",
+            ];
+            for sel in selectors {
+                let selector = LabelSelector::parse(sel).unwrap();
+                for ns in [None, Some("ns0"), Some("ns1"), Some("ns2"), Some("nsX")] {
+                    let got = keys(lister.list_in(ns, &selector));
+                    let want: BTreeSet<String> = model
+                        .iter()
+                        .filter(|(_, o)| ns.is_none_or(|n| o.namespace() == Some(n)))
+                        .filter(|(_, o)| selector.matches(o))
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    prop_assert_eq!(got, want, "selector {:?} in {:?}", sel, ns);
+                }
+            }
+        }
+    }
+}
