@@ -556,6 +556,31 @@ pub(crate) fn peek_list_continue(body: &[u8]) -> Option<String> {
     token.filter(|t| !t.is_empty())
 }
 
+/// The bytes of the value at `path` (member names, outermost first) inside
+/// the JSON object `input`; `None` when a step is missing or not an object.
+/// Of duplicate members the last one counts, as in a JSON decoder.
+pub(crate) fn find_path<'a>(input: &'a [u8], path: &[&str]) -> Option<&'a [u8]> {
+    let mut cur = input;
+    for seg in path {
+        let mut s = Scanner::new(cur);
+        s.skip_ws();
+        if s.peek() != Some(b'{') {
+            return None;
+        }
+        let mut found = None;
+        s.members(|key, s| {
+            let v = s.value()?;
+            if key == seg.as_bytes() {
+                found = Some(v);
+            }
+            Ok(())
+        })
+        .ok()?;
+        cur = found?;
+    }
+    Some(cur)
+}
+
 /// Scan a list response `{"kind":…,"metadata":{…},"items":[…]}`.
 pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
     check_utf8(body)?;
