@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures::future::{FutureExt, LocalBoxFuture, Shared};
 use serde::Deserialize;
 
 use super::resource::ApiResource;
@@ -234,12 +235,18 @@ struct Cache {
     resources: Rc<Vec<ApiResource>>,
 }
 
-/// Cached discovery over a client.
+/// The result every concurrent caller of one refresh shares.
+type Refresh = Shared<LocalBoxFuture<'static, Result<Rc<Vec<ApiResource>>, Error>>>;
+
+/// Cached discovery over a client. Concurrent callers share one refresh
+/// (single flight): a page whose components all ask at start-up sends the
+/// discovery requests once.
 #[derive(Clone)]
 pub struct Discovery {
     client: Client,
     ttl: Duration,
     cache: Rc<RefCell<Option<Cache>>>,
+    in_flight: Rc<RefCell<Option<Refresh>>>,
 }
 
 impl Discovery {
@@ -249,6 +256,7 @@ impl Discovery {
             client,
             ttl: Duration::from_secs(300),
             cache: Rc::default(),
+            in_flight: Rc::default(),
         }
     }
 
@@ -271,16 +279,35 @@ impl Discovery {
                 return Ok(c.resources.clone());
             }
         }
-        let resources = match self.aggregated().await {
-            Ok(r) => r,
-            Err(_) => self.legacy().await?,
+        let refresh = self.in_flight.borrow().clone();
+        let refresh = match refresh {
+            Some(r) => r,
+            None => {
+                let me = self.clone();
+                let r = async move {
+                    let result = me.fetch().await;
+                    me.in_flight.borrow_mut().take();
+                    let resources = Rc::new(result?);
+                    *me.cache.borrow_mut() = Some(Cache {
+                        fetched_at: now,
+                        resources: resources.clone(),
+                    });
+                    Ok(resources)
+                }
+                .boxed_local()
+                .shared();
+                *self.in_flight.borrow_mut() = Some(r.clone());
+                r
+            }
         };
-        let resources = Rc::new(resources);
-        *self.cache.borrow_mut() = Some(Cache {
-            fetched_at: now,
-            resources: resources.clone(),
-        });
-        Ok(resources)
+        refresh.await
+    }
+
+    async fn fetch(&self) -> Result<Vec<ApiResource>, Error> {
+        match self.aggregated().await {
+            Ok(r) => Ok(r),
+            Err(_) => self.legacy().await,
+        }
     }
 
     async fn aggregated(&self) -> Result<Vec<ApiResource>, Error> {

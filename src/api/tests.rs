@@ -317,3 +317,48 @@ fn dynamic_client_builds_requests_for_any_resource() {
         "cluster-scoped ignores the namespace"
     );
 }
+
+#[test]
+fn concurrent_discovery_calls_share_one_refresh() {
+    use crate::rt::{run_until_stalled, spawn_local};
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let d = Discovery::new(client(&t, &clock));
+    let api = t.push_pending();
+    let got = Rc::new(RefCell::new(Vec::new()));
+    for _ in 0..3 {
+        let (d, got) = (d.clone(), got.clone());
+        spawn_local(async move {
+            let n = d.resources().await.map(|r| r.len());
+            got.borrow_mut().push(n);
+        });
+    }
+    run_until_stalled();
+    assert_eq!(
+        t.request_count(),
+        1,
+        "one request in flight for three callers"
+    );
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "APIGroupDiscoveryList", "items": []}),
+    ));
+    api.respond(FakeResponse::json(200, &json!({"kind": "APIGroupDiscoveryList", "items": [{"metadata": {"name": ""}, "versions": [{"version": "v1", "resources": [{"resource": "pods", "responseKind": {"kind": "Pod"}, "scope": "Namespaced"}]}]}]})));
+    run_until_stalled();
+    assert_eq!(*got.borrow(), vec![Ok(1), Ok(1), Ok(1)]);
+    assert_eq!(t.request_count(), 2, "/api and /apis once");
+    // A failed refresh is shared too, and the next call tries again.
+    d.invalidate();
+    t.push(FakeResponse::status(500, "InternalError", "x"));
+    t.push(FakeResponse::status(500, "InternalError", "x"));
+    assert!(block_on(d.resources()).is_err());
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "APIGroupDiscoveryList", "items": []}),
+    ));
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "APIGroupDiscoveryList", "items": []}),
+    ));
+    assert_eq!(block_on(d.resources()).map(|r| r.len()), Ok(0));
+}

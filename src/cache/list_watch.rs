@@ -10,12 +10,16 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::channel::mpsc;
+use futures::channel::{mpsc, oneshot};
 use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 use futures::StreamExt;
 
-use crate::rest::{Client, Error, ListParams, ObjectList, Request, WatchEvent, WatchParams};
+use crate::rest::{
+    decode_list, peek_continue, Client, Error, ListParams, ObjectList, Request, WatchEvent,
+    WatchParams,
+};
+use crate::rt::{spawn_local, TaskHandle};
 
 /// A stream of watch events.
 pub type EventStream = LocalBoxStream<'static, Result<WatchEvent, Error>>;
@@ -64,6 +68,35 @@ pub struct ResourceListWatch {
     pub idle_timeout: Option<Duration>,
     tweak: Option<TweakParams>,
     watch_list: bool,
+    /// Whether the next LIST page is requested before this one is decoded.
+    prefetch_pages: bool,
+    prefetch: Rc<RefCell<Option<Prefetch>>>,
+}
+
+/// The next LIST page, requested before the current one is decoded so the
+/// server produces it while the client decodes (the pages and their order
+/// are exactly what the caller asks for; only the timing moves). Dropping it
+/// aborts the request.
+struct Prefetch {
+    params: ListParams,
+    body: oneshot::Receiver<Result<Vec<u8>, Error>>,
+    task: TaskHandle,
+}
+
+impl Prefetch {
+    fn start(client: Client, req: Request, params: ListParams) -> Prefetch {
+        let (tx, body) = oneshot::channel();
+        let task = spawn_local(async move {
+            let _ = tx.send(client.send_bytes(&req).await);
+        });
+        Prefetch { params, body, task }
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 impl ResourceListWatch {
@@ -76,6 +109,8 @@ impl ResourceListWatch {
             idle_timeout: Some(Duration::from_secs(90)),
             tweak: None,
             watch_list: true,
+            prefetch_pages: true,
+            prefetch: Rc::default(),
         }
     }
 
@@ -88,6 +123,14 @@ impl ResourceListWatch {
     /// Declare that the server does not support streaming watch-list.
     pub fn without_watch_list(mut self) -> Self {
         self.watch_list = false;
+        self
+    }
+
+    /// Request LIST pages one at a time (by default the next page is
+    /// requested before the current one is decoded, which holds two pages in
+    /// memory at once: turn it off under a tight memory budget).
+    pub fn without_prefetch(mut self) -> Self {
+        self.prefetch_pages = false;
         self
     }
 
@@ -116,10 +159,41 @@ impl ResourceListWatch {
 
 impl ListerWatcher for ResourceListWatch {
     fn list(&self, params: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
+        // What the reflector asks for the page after this one (PG-03: the
+        // continue token and the limit, no resourceVersion), scoped the same.
+        let (template, _) = self.apply_scope(
+            ListParams {
+                limit: params.limit,
+                ..Default::default()
+            },
+            WatchParams::default(),
+        );
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        let req = self.base(Request::get()).list_params(&lp);
+        let base = self.base(Request::get());
         let client = self.client.clone();
-        Box::pin(async move { client.send_list(&req).await })
+        let slot = self.prefetch.clone();
+        let prefetch_pages = self.prefetch_pages;
+        // A page prefetched for other parameters is of no use: drop (abort) it.
+        let ready = slot.borrow_mut().take().filter(|p| p.params == lp);
+        Box::pin(async move {
+            let body = match ready {
+                Some(mut p) => match (&mut p.body).await {
+                    Ok(r) => r?,
+                    // The prefetch was aborted: ask again.
+                    Err(_) => client.send_bytes(&base.clone().list_params(&lp)).await?,
+                },
+                None => client.send_bytes(&base.clone().list_params(&lp)).await?,
+            };
+            if let Some(token) = peek_continue(&body).filter(|_| prefetch_pages) {
+                let next = ListParams {
+                    continue_token: Some(token),
+                    ..template
+                };
+                let req = base.list_params(&next);
+                *slot.borrow_mut() = Some(Prefetch::start(client, req, next));
+            }
+            decode_list(&body)
+        })
     }
 
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
@@ -280,5 +354,115 @@ impl ListerWatcher for ScriptedListerWatcher {
 
     fn supports_watch_list(&self) -> bool {
         !self.script.borrow().no_watch_list
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use serde_json::json;
+
+    use super::{ListerWatcher, ResourceListWatch, ResourceScope};
+    use crate::rest::{Client, Config, FakeResponse, FakeTransport, ListParams};
+    use crate::rt::{run_until_stalled, spawn_local, FakeClock};
+
+    /// A page as the API server writes it: `metadata` before `items`.
+    fn page(names: &[&str], cont: &str) -> FakeResponse {
+        let items: Vec<_> = names
+            .iter()
+            .map(|n| json!({"metadata": {"name": n, "namespace": "ns", "resourceVersion": "5"}}))
+            .collect();
+        let body = format!(
+            r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"5","continue":"{cont}"}},"items":{}}}"#,
+            json!(items)
+        );
+        FakeResponse::new(200)
+            .header("Content-Type", "application/json")
+            .body(body)
+    }
+
+    fn lw() -> (FakeTransport, ResourceListWatch) {
+        let t = FakeTransport::new();
+        let mut cfg = Config::new("http://k8s.test");
+        cfg.rate_limit = None;
+        let c = Client::with_transport(cfg, Rc::new(t.clone()), FakeClock::new().shared())
+            .expect("client");
+        let scope = ResourceScope {
+            version: "v1".into(),
+            resource: "pods".into(),
+            label_selector: Some("app=web".into()),
+            ..Default::default()
+        };
+        (t, ResourceListWatch::new(c, scope))
+    }
+
+    fn list(lw: &ResourceListWatch, p: ListParams) -> Rc<RefCell<Option<Vec<String>>>> {
+        let out = Rc::new(RefCell::new(None));
+        let (o, fut) = (out.clone(), lw.list(p));
+        spawn_local(async move {
+            let l = fut.await.expect("page");
+            *o.borrow_mut() = Some(l.items.iter().map(|i| i.name().to_owned()).collect());
+        });
+        run_until_stalled();
+        out
+    }
+
+    #[test]
+    fn the_next_page_is_requested_before_it_is_asked_for_and_used_once() {
+        let (t, lw) = lw();
+        t.push(page(&["a", "b"], "c1"));
+        let next = t.push_pending();
+        let first = ListParams {
+            limit: Some(2),
+            resource_version: Some("0".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            *list(&lw, first).borrow(),
+            Some(vec!["a".into(), "b".into()])
+        );
+        // Page 2 is already on its way, with the token, the selector and no RV.
+        let reqs = t.requests();
+        assert_eq!(reqs.len(), 2);
+        let url = &reqs[1].url;
+        assert!(
+            url.contains("continue=c1") && url.contains("limit=2"),
+            "{url}"
+        );
+        assert!(url.contains("labelSelector=app%3Dweb"), "{url}");
+        assert!(!url.contains("resourceVersion"), "{url}");
+        next.respond(page(&["c"], ""));
+        // Asking for it issues no new request; the last page prefetches nothing.
+        let second = ListParams {
+            limit: Some(2),
+            continue_token: Some("c1".into()),
+            ..Default::default()
+        };
+        assert_eq!(*list(&lw, second.clone()).borrow(), Some(vec!["c".into()]));
+        assert_eq!(t.request_count(), 2);
+        // A second ask for the same page goes to the server again.
+        t.push(page(&["c"], ""));
+        assert_eq!(*list(&lw, second).borrow(), Some(vec!["c".into()]));
+        assert_eq!(t.request_count(), 3);
+    }
+
+    #[test]
+    fn a_prefetch_for_other_parameters_is_aborted_and_not_used() {
+        let (t, lw) = lw();
+        t.push(page(&["a"], "c1"));
+        let stale = t.push_pending();
+        let p = ListParams {
+            limit: Some(1),
+            ..Default::default()
+        };
+        list(&lw, p.clone());
+        assert_eq!(t.request_count(), 2);
+        // The caller relists from the start instead (say, after an error).
+        t.push(page(&["a"], ""));
+        assert_eq!(*list(&lw, p).borrow(), Some(vec!["a".into()]));
+        assert!(stale.is_cancelled(), "the unused prefetch was aborted");
+        assert_eq!(t.request_count(), 3);
     }
 }

@@ -476,6 +476,19 @@ impl Reflector {
             reject_table(&page.kind)?;
             let n = page.items.len() as u64;
             let remaining = page.remaining_item_count.map(|r| r.max(0) as u64);
+            if let (Some(r), true) = (remaining, n > 0) {
+                // A large list (64 MiB and up): make room for what the next
+                // pages bring, up to 32 MiB at a time, so wasm memory grows in
+                // a few large steps (growing it 64 KiB at a time was half the
+                // cost of a 50,000-pod sync). Small lists, as an edge worker's,
+                // keep growing exactly as needed.
+                let per_item = page.items.iter().map(|o| o.raw().len()).sum::<usize>() / n as usize;
+                let listed = self.status.with(|s| s.listed) as usize;
+                let total = listed.saturating_add(r as usize).saturating_mul(per_item);
+                if total >= 64 << 20 {
+                    crate::rt::reserve_heap((r as usize).saturating_mul(per_item).min(32 << 20));
+                }
+            }
             self.status.update(|s| {
                 s.listed += n;
                 s.list_total = remaining.map(|r| s.listed + r);

@@ -497,24 +497,14 @@ impl FieldSelector {
     }
 
     /// Whether the object satisfies every requirement. `metadata.name` and
-    /// `metadata.namespace` read parsed metadata; other paths decode the
-    /// object on demand (absent fields compare as the empty string).
+    /// `metadata.namespace` read parsed metadata; other paths are read from
+    /// the object's bytes (absent or `null` fields compare as the empty string).
     pub fn matches(&self, obj: &KubeObject) -> bool {
-        let mut decoded: Option<serde_json::Value> = None;
         self.requirements.iter().all(|r| {
             let actual: String = match r.field.as_str() {
                 "metadata.name" => obj.name().to_owned(),
                 "metadata.namespace" => obj.namespace().unwrap_or("").to_owned(),
-                path => {
-                    let v = decoded
-                        .get_or_insert_with(|| obj.to_value().unwrap_or(serde_json::Value::Null));
-                    let ptr = format!("/{}", path.replace('.', "/"));
-                    match v.pointer(&ptr) {
-                        Some(serde_json::Value::String(s)) => s.clone(),
-                        Some(serde_json::Value::Null) | None => String::new(),
-                        Some(other) => other.to_string(),
-                    }
-                }
+                path => obj.field_text(path).unwrap_or_default(),
             };
             (actual == r.value) == r.equals
         })

@@ -16,6 +16,9 @@ export function lazyObject(text, layout) {
   const n = layout.length;
   if (n === 0) return parseFrozen(text);
   const obj = {};
+  // Once every member has been parsed the text is dropped, so an object
+  // read in full costs no more memory than an eagerly parsed one.
+  let unparsed = n >> 2;
   for (let i = 0; i + 3 < n; i += 4) {
     const vs = layout[i + 2];
     const ve = layout[i + 3];
@@ -24,13 +27,17 @@ export function lazyObject(text, layout) {
     const isMeta = key === 'metadata';
     let parsed = false;
     let value;
+    // Configurable until the freeze below, so a duplicate key redefines the
+    // member (the last one wins, as with JSON.parse) instead of throwing.
     Object.defineProperty(obj, key, {
       enumerable: true,
+      configurable: true,
       get() {
         if (!parsed) {
           value = JSON.parse(text.slice(vs, ve));
           if (isMeta && value !== null && typeof value === 'object') Object.freeze(value);
           parsed = true;
+          if (--unparsed === 0) text = null;
         }
         return value;
       },

@@ -35,6 +35,13 @@ struct ListMeta {
     remaining_item_count: Option<i64>,
 }
 
+/// The continue token of an undecoded list body, read from its leading
+/// `metadata` without decoding the items (lets a caller request the next
+/// page before decoding this one).
+pub fn peek_continue(body: &[u8]) -> Option<String> {
+    scan::peek_list_continue(body)
+}
+
 /// Decode a LIST response body.
 pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
     let span = scan::parse_list(body)?;

@@ -41,7 +41,7 @@ pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
 pub use fetch::FetchTransport;
 pub use framer::LineFramer;
 pub use limiter::TokenBucket;
-pub use list::{decode_list, ObjectList};
+pub use list::{decode_list, peek_continue, ObjectList};
 pub use object::{KubeObject, Labels, ObjectMeta, OwnerReference};
 pub use params::{
     DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,

@@ -653,6 +653,27 @@ impl KubeObject {
             .map_err(|e| Error::decode(format!("decode: {e}"), &self.0.raw))
     }
 
+    /// The value at a dotted field path (`status.phase`, `spec.nodeName`) as
+    /// text, read from the bytes without decoding the object: a string's
+    /// contents, a number's or boolean's literal, an object's or array's
+    /// JSON; `None` when absent or `null`. What field selectors compare.
+    pub fn field_text(&self, path: &str) -> Option<String> {
+        let segments: Vec<&str> = path.split('.').collect();
+        let v = scan::find_path(&self.0.raw, &segments)?;
+        match v.first() {
+            Some(b'"') => {
+                let inner = v.get(1..v.len().saturating_sub(1)).unwrap_or_default();
+                let span = StrSpan {
+                    bytes: inner,
+                    escaped: inner.contains(&b'\\'),
+                };
+                span.to_str().ok().map(String::from)
+            }
+            Some(b'n') => None,
+            _ => std::str::from_utf8(v).ok().map(str::to_owned),
+        }
+    }
+
     /// Decode into a `serde_json::Value`.
     pub fn to_value(&self) -> Result<serde_json::Value, Error> {
         self.decode()
@@ -937,5 +958,31 @@ mod tests {
                 ("spec".into(), r#"{"x":"日本"}"#.into()),
             ]
         );
+    }
+
+    #[test]
+    fn field_text_reads_paths_from_the_bytes() {
+        let o = KubeObject::from_json(
+            br#"{"metadata":{"name":"a"},"spec":{"nodeName":"n\u00e9-1","replicas":3,"paused":false,"x":null,"obj":{"k":[1, 2]}},"status":{"phase":"Running","phase":"Failed"}}"#,
+        )
+        .expect("valid");
+        assert_eq!(o.field_text("spec.nodeName").as_deref(), Some("né-1"));
+        assert_eq!(o.field_text("spec.replicas").as_deref(), Some("3"));
+        assert_eq!(o.field_text("spec.paused").as_deref(), Some("false"));
+        assert_eq!(o.field_text("spec.x"), None, "null is absent");
+        assert_eq!(o.field_text("spec.obj").as_deref(), Some(r#"{"k":[1, 2]}"#));
+        assert_eq!(
+            o.field_text("status.phase").as_deref(),
+            Some("Failed"),
+            "the last duplicate wins"
+        );
+        assert_eq!(o.field_text("spec.missing"), None);
+        assert_eq!(
+            o.field_text("spec.replicas.deeper"),
+            None,
+            "a step into a number"
+        );
+        assert_eq!(o.field_text("metadata.name").as_deref(), Some("a"));
+        assert_eq!(o.field_text(""), None);
     }
 }

@@ -527,6 +527,60 @@ pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
     Ok(env)
 }
 
+/// The `metadata.continue` token of a list response, found without
+/// scanning `items` when `metadata` comes first (as the API server writes
+/// it). `None` when there is none, when `items` comes first, or when the
+/// body is malformed (the full decode reports that).
+pub(crate) fn peek_list_continue(body: &[u8]) -> Option<String> {
+    let mut s = Scanner::new(body);
+    let mut token = None;
+    // The callback stops the scan (with a dummy failure) once it has its answer.
+    let _ = s.members(|key, s| match key {
+        b"metadata" => {
+            s.skip_ws();
+            if s.peek() == Some(b'{') {
+                s.members(|k, s| {
+                    if k == b"continue" && s.peek() == Some(b'"') {
+                        token = s.string()?.to_str().ok().map(String::from);
+                    } else {
+                        s.value()?;
+                    }
+                    Ok(())
+                })?;
+            }
+            Err("done")
+        }
+        b"items" => Err("done"),
+        _ => s.value().map(|_| ()),
+    });
+    token.filter(|t| !t.is_empty())
+}
+
+/// The bytes of the value at `path` (member names, outermost first) inside
+/// the JSON object `input`; `None` when a step is missing or not an object.
+/// Of duplicate members the last one counts, as in a JSON decoder.
+pub(crate) fn find_path<'a>(input: &'a [u8], path: &[&str]) -> Option<&'a [u8]> {
+    let mut cur = input;
+    for seg in path {
+        let mut s = Scanner::new(cur);
+        s.skip_ws();
+        if s.peek() != Some(b'{') {
+            return None;
+        }
+        let mut found = None;
+        s.members(|key, s| {
+            let v = s.value()?;
+            if key == seg.as_bytes() {
+                found = Some(v);
+            }
+            Ok(())
+        })
+        .ok()?;
+        cur = found?;
+    }
+    Some(cur)
+}
+
 /// Scan a list response `{"kind":…,"metadata":{…},"items":[…]}`.
 pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
     check_utf8(body)?;
@@ -635,5 +689,29 @@ mod tests {
             .is_empty());
         assert!(parse_list(br#"{"items":[}"#).is_err());
         assert!(parse_list(br#"{"items":[1]}"#).is_err());
+    }
+
+    #[test]
+    fn peek_list_continue_reads_only_the_leading_metadata() {
+        let c = |b: &str| super::peek_list_continue(b.as_bytes());
+        assert_eq!(
+            c(
+                r#"{"kind":"PodList","metadata":{"resourceVersion":"9","continue":"tok"},"items":[{"x":"#
+            ),
+            Some("tok".into()),
+            "items are never scanned, so a truncated body still gives the token"
+        );
+        assert_eq!(c(r#"{"metadata":{"continue":""},"items":[]}"#), None);
+        assert_eq!(
+            c(r#"{"metadata":{"resourceVersion":"9"},"items":[]}"#),
+            None
+        );
+        assert_eq!(c(r#"{"items":[],"metadata":{"continue":"late"}}"#), None);
+        assert_eq!(c(r#"{"metadata":null,"items":[]}"#), None);
+        assert_eq!(c("garbage"), None);
+        assert_eq!(
+            c(r#"{"metadata":{"continue":"a\"b"}}"#),
+            Some("a\"b".into())
+        );
     }
 }

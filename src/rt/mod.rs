@@ -11,10 +11,12 @@
 //!   [`run_until_stalled`] or [`block_on`].
 //! * [`Notify`]: a single-threaded "something changed" signal.
 //! * [`Rng`]: a small seedable generator for jitter (no OS entropy needed in wasm).
+//! * [`reserve_heap`]: grow wasm memory in one step before a large decode.
 
 mod clock;
 mod exec;
 mod fake_clock;
+mod heap;
 mod notify;
 mod rand;
 mod time;
@@ -24,6 +26,7 @@ pub use clock::{real_clock, Clock, SharedClock, Sleep};
 pub use exec::{block_on, run_until_stalled};
 pub use exec::{spawn_local, yield_now, TaskHandle};
 pub use fake_clock::FakeClock;
+pub use heap::reserve_heap;
 pub use notify::{Notified, Notify};
 pub use rand::{random_f64, seed_thread_rng, Rng};
 pub use time::Instant;
