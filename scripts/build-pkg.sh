@@ -8,6 +8,21 @@ export PATH="$HOME/.cargo/bin:$PATH"
 rm -rf pkg
 wasm-pack build --release --weak-refs --target web --out-dir pkg/web --out-name kubewasm . 
 wasm-pack build --release --weak-refs --target bundler --out-dir pkg/bundler --out-name kubewasm .
+# wasm-opt from binaryen's npm release (scripts/tools, installed by scripts/deps.sh):
+# wasm-pack's own wasm-opt stays off (Cargo.toml). Without `-g` it also drops the
+# name section. Binaryen's inlining shrinks the raw module but grows its gzip
+# size, so that pass is skipped. The features are the ones rustc's wasm32 target
+# enables (the module's target_features section).
+wasm_opt=scripts/tools/node_modules/.bin/wasm-opt
+[ -x "$wasm_opt" ] || { echo "build-pkg: $wasm_opt missing; run scripts/deps.sh" >&2; exit 1; }
+for target in web bundler; do
+  wasm="pkg/$target/kubewasm_bg.wasm"
+  "$wasm_opt" -Os --skip-pass=inlining-optimizing --strip-debug --strip-producers \
+    --enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-to-int \
+    --enable-bulk-memory --enable-reference-types --enable-multivalue \
+    "$wasm" -o "$wasm.opt"
+  mv "$wasm.opt" "$wasm"
+done
 # wasm-pack writes its own package.json/README/.gitignore per target; the
 # package's top level comes from pkg-template/.
 rm -f pkg/web/package.json pkg/bundler/package.json pkg/web/.gitignore pkg/bundler/.gitignore pkg/web/README.md pkg/bundler/README.md

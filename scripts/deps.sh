@@ -32,11 +32,10 @@ if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$wasm_pack_vers
   cargo install wasm-pack --version "$wasm_pack_version" --force
 fi
 
-# Browser, driver and wasm-opt from Debian.
+# Browser and driver from Debian (wasm-opt comes from npm, below).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
-command -v wasm-opt >/dev/null || missing+=(binaryen)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -44,9 +43,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# npm dependencies of the dashboard (lockfile committed); tests/js depends on
-# the built package, so `make test-js` installs it after building.
-for dir in www; do
+# npm dependencies of the dashboard and of the build tools (binaryen's wasm-opt
+# for scripts/build-pkg.sh); lockfiles committed. tests/js depends on the built
+# package, so `make test-js` installs it after building.
+for dir in www scripts/tools; do
   if [ -f "$dir/package.json" ]; then
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       log "npm ci in $dir"
