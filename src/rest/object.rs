@@ -480,6 +480,12 @@ impl KubeObject {
         let (raw, from, to) = cut_member(&self.0.raw, start, end);
         let raw = raw.into_boxed_slice();
         let spans = self.0.spans.after_cut(from, to);
+        self.with_bytes(raw, spans)
+    }
+
+    /// The same object with new bytes (a rewrite that leaves the parsed
+    /// metadata valid): moves the metadata out when this is the only owner.
+    fn with_bytes(self, raw: Box<[u8]>, spans: Spans) -> KubeObject {
         match Rc::try_unwrap(self.0) {
             Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
             Err(shared) => Self::build(
@@ -536,17 +542,7 @@ impl KubeObject {
             managed_fields: None,
             layout,
         };
-        let raw = raw.into_boxed_slice();
-        match Rc::try_unwrap(obj.0) {
-            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
-            Err(shared) => Self::build(
-                raw,
-                shared.api_version.clone(),
-                shared.kind.clone(),
-                shared.meta.clone(),
-                spans,
-            ),
-        }
+        obj.with_bytes(raw.into_boxed_slice(), spans)
     }
 
     /// Parse an object from its JSON bytes, keeping the bytes (no copy).
