@@ -83,6 +83,9 @@ bench: deps
 	cargo build -q --release -p kubewasm-sim && scripts/build-pkg.sh >/dev/null && scripts/site.sh
 	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs
 	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
+	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
+	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done
+	$(WITH_SIM) node --expose-gc tests/js/bench/objects.mjs
 	for b in $(WASM_BENCHES); do \
 	  $(WITH_SIM) scripts/wasm-test.sh node --release --features bench $$b -- --nocapture || exit 1; \
 	done

@@ -55,6 +55,7 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   assert.deepEqual(JSON.parse(JSON.stringify(first)), fromServer, 'JSON.stringify sees every member');
   assert.deepEqual(structuredClone(first), fromServer, 'structuredClone copies every member');
   assert.deepEqual(Object.keys(first), Object.keys(fromServer));
+  assert.deepEqual({ ...first }, fromServer, 'spread copies every member and nothing hidden');
   assert.equal(first.spec, first.spec, 'a member is parsed once and kept');
   assert.ok(Array.isArray(first.spec.containers));
   assert.throws(() => {
