@@ -1,5 +1,9 @@
 // One client in one process (so heaps are measured separately):
-//   node --expose-gc client.mjs kubewasm|client-node flood|sync SIM_URL
+//   node --expose-gc client.mjs WHICH flood|sync SIM_URL
+// WHICH: client-node | kubewasm | kubewasm-diff (flood only: no object handler,
+//        a `subscribe` listener, events counted by the informer's status) |
+//        fetch-floor (flood only: the least a JS watcher can do — fetch, split
+//        lines, JSON.parse each, read metadata.name; no cache).
 // flood: 10,000 pods synced, then 200,000 MODIFIED; events/s reaching a handler
 //        that reads metadata.name. sync: time to sync the seeded pods, then heap.
 // query (kubewasm only): after sync, the median time of lister.list({ namespace,
@@ -26,13 +30,34 @@ if (which === 'client-node') {
   informer.on('update', onUpdate);
   await informer.start();
   stop = () => informer.stop();
+} else if (which === 'fetch-floor') {
+  const list = await (await fetch(`${url}/api/v1/pods`)).json();
+  const ac = new AbortController();
+  const res = await fetch(`${url}/api/v1/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}`, { signal: ac.signal });
+  (async () => {
+    const dec = new TextDecoder();
+    let rest = '';
+    try {
+      for await (const chunk of res.body) {
+        const lines = (rest + dec.decode(chunk, { stream: true })).split('\n');
+        rest = lines.pop();
+        for (const l of lines) if (l) onUpdate(JSON.parse(l).object);
+      }
+    } catch {}
+  })();
+  stop = () => ac.abort();
 } else {
   const factory = new InformerFactory(new KubeClient({ server: url, qps: 1000, burst: 1000 }));
   // `query` indexes the label it filters by, as an app would.
   var pods = factory.informer({ version: 'v1', resource: 'pods', ...(mode === 'query' ? { labelIndexes: ['app'] } : {}) });
-  pods.on('update', (_old, obj) => onUpdate(obj));
+  if (which === 'kubewasm-diff') pods.subscribe(() => {});
+  else pods.on('update', (_old, obj) => onUpdate(obj));
   factory.start();
   await pods.waitForSync();
+  if (which === 'kubewasm-diff') {
+    const base = pods.status.eventsApplied;
+    setInterval(() => { seen = pods.status.eventsApplied - base; }, 5);
+  }
   stop = () => factory.shutdown();
 }
 const syncMs = performance.now() - t0;

@@ -16,7 +16,7 @@ const run = (which, mode) => JSON.parse(execFileSync(process.execPath, ['--expos
 try {
   console.log(`Node ${process.version}, @kubernetes/client-node 1.3.0, pods of ~4 KB`);
   await seed(10_000);
-  for (const which of ['client-node', 'kubewasm']) {
+  for (const which of ['client-node', 'kubewasm', 'kubewasm-diff', 'fetch-floor']) {
     const r = run(which, 'flood');
     console.log(`${which}: 200,000 MODIFIED after 10,000 pods → ${r.eventsPerSec.toFixed(0)} events/s`);
   }
