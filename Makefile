@@ -86,6 +86,7 @@ bench: deps
 	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done
 	$(WITH_SIM) node --expose-gc tests/js/bench/objects.mjs
+	$(WITH_SIM) node tests/js/bench/freeze.mjs
 	for b in $(WASM_BENCHES); do \
 	  $(WITH_SIM) scripts/wasm-test.sh node --release --features bench $$b -- --nocapture || exit 1; \
 	done
