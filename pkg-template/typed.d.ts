@@ -17,9 +17,14 @@ import type {
   ListOptions,
   ListResult,
   PatchKind,
+  ReconcileResult,
   ResourceRef,
+  RunWorkersOptions,
   WatchEvent,
   WatchOptions,
+  WorkerPoolHandle,
+  WorkQueueMetrics,
+  WorkQueueOptions,
   WriteOptions,
   Informer as GeneratedInformer,
   InformerFactory as GeneratedInformerFactory,
@@ -27,6 +32,7 @@ import type {
   Lister as GeneratedLister,
   ResourceClient as GeneratedResourceClient,
   ScopedView as GeneratedScopedView,
+  WorkQueue as GeneratedWorkQueue,
 } from './kubewasm.js';
 
 /** Handlers by informer event. */
@@ -156,6 +162,51 @@ export declare class ScopedView<T extends KubeObject = KubeObject> {
   subscribe(listener: (diff: Diff) => void): () => void;
 }
 
+/**
+ * A rate-limited work queue of string keys (client-go's rate-limiting queue):
+ * duplicates collapse, a key is never handed to two workers at once, and a
+ * key added while being processed is processed again after `done`.
+ */
+export declare class WorkQueue {
+  /** Create a queue (client-go's default limiter unless told otherwise). Throws `KubeError` (reason `Invalid`) on bad options. */
+  constructor(opts?: WorkQueueOptions);
+  free(): void;
+  [Symbol.dispose](): void;
+  /** Add a key now (ignored after shutdown). */
+  add(key: string): void;
+  /** Add a key once `delayMs` has passed; an earlier pending add wins. */
+  addAfter(key: string, delayMs: number): void;
+  /** Add a key after its rate-limited backoff; returns the delay in ms. */
+  addRateLimited(key: string): number;
+  /** Clear a key's retry history (call after it succeeded). */
+  forget(key: string): void;
+  /** How many times the key has been requeued with backoff since its last `forget`. */
+  numRequeues(key: string): number;
+  /** The next key, or `undefined` once the queue is shut down and empty. Every key received must be passed to `done`. */
+  get(): Promise<string | undefined>;
+  /** Mark a key as finished processing. */
+  done(key: string): void;
+  /** Stop accepting keys; pending `get`s resolve with `undefined` once the queue is empty. */
+  shutdown(): void;
+  /** Shut down and resolve once every key already taken by a worker is done. */
+  shutdownWithDrain(): Promise<void>;
+  /** A snapshot of the queue's metrics. */
+  metrics(): WorkQueueMetrics;
+  /**
+   * Run `n` concurrent workers: each takes a key, awaits `reconcile(key)` and
+   * then forgets it (success), requeues it with backoff (throw/reject or
+   * `{ requeue: true }`), or re-adds it after `requeueAfterMs`. A key is never
+   * reconciled concurrently with itself.
+   */
+  runWorkers(n: number, reconcile: (key: string) => ReconcileResult | Promise<ReconcileResult>, opts?: RunWorkersOptions): WorkerPoolHandle;
+  /** Keys waiting to be handed out. */
+  readonly len: number;
+  /** Whether no key is waiting to be handed out. */
+  readonly isEmpty: boolean;
+  /** Whether `shutdown` has been called. */
+  readonly shuttingDown: boolean;
+}
+
 /** Instantiating this with anything but `never` fails type-checking. */
 type MustBeNever<T extends never> = T;
 /** Every member of the generated classes is declared above (a drift check; see the top). */
@@ -166,4 +217,5 @@ export type __KubewasmTypingsCoverGenerated = [
   MustBeNever<Exclude<keyof GeneratedInformer, keyof Informer>>,
   MustBeNever<Exclude<keyof GeneratedLister, keyof Lister>>,
   MustBeNever<Exclude<keyof GeneratedScopedView, keyof ScopedView>>,
+  MustBeNever<Exclude<keyof GeneratedWorkQueue, keyof WorkQueue>>,
 ];

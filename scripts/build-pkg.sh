@@ -39,7 +39,7 @@ for target in web bundler; do
   [ "$target" = web ] && exports="$exports
 export { default } from './kubewasm.js';"
   printf '%s\n%s\n' "$exports" \
-    "export { KubeClient, ResourceClient, InformerFactory, Informer, Lister, ScopedView, type InformerHandlers } from './typed.js';" \
+    "export { KubeClient, ResourceClient, InformerFactory, Informer, Lister, ScopedView, WorkQueue, type InformerHandlers } from './typed.js';" \
     > "pkg/$target/index.d.ts"
   printf '%s\nexport { KubeError } from %s;\n' "$exports" "'./$snippet'" > "pkg/$target/index.js"
 done

@@ -67,3 +67,21 @@ test('bad options throw a KubeError, not a crash', () => {
   q.add('x');
   assert.equal(q.len, 1);
 });
+
+test('options are optional, as the README shows: new WorkQueue() and runWorkers(n, reconcile)', async () => {
+  const q = new WorkQueue();
+  const seen: string[] = [];
+  let resolveDone!: () => void;
+  const finished = new Promise<void>((r) => (resolveDone = r));
+  const pool = q.runWorkers(1, (key) => {
+    seen.push(key);
+    if (seen.length === 1) return { requeueAfterMs: 10 };
+    resolveDone();
+    return undefined;
+  });
+  q.add('a');
+  await finished;
+  await pool.stop();
+  assert.deepEqual(seen, ['a', 'a'], 'requeueAfterMs brings the key back');
+  assert.equal(q.metrics().name, '');
+});
