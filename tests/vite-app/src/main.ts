@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const queue = new WorkQueue({ name: 'demo', timings: false });
   queue.runWorkers(1, async (key: string) => {
     if (!key) return { requeueAfterMs: 1000 };
-  }, {});
+  });
   for await (const ev of client.resource({ version: 'v1', resource: 'pods', namespace: 'default' }).watch({ allowWatchBookmarks: true })) {
     console.log(ev.type, ev.object.metadata.name);
     break;
