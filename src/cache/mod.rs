@@ -18,7 +18,7 @@
 //! | PG-01..04 | `api/pager.rs` | `api::tests::pg_01_to_04_pager_rules` |
 
 mod delta_fifo;
-mod fx;
+pub(crate) mod fx;
 mod index;
 mod keys;
 mod lister;

@@ -1,25 +1,71 @@
 //! Handing cached objects to JS: built once per object version, then reused.
 //!
 //! The cache holds raw JSON; JS gets a frozen object whose top-level members
-//! are parsed by the engine's own `JSON.parse` on first access (see
-//! `objects.js`), so a handler that reads only `metadata` never pays for
-//! `spec` and `status`. The result is kept in the object's attachment slot:
-//! every later read of the same version returns the same JS object (stable
-//! identity for React memoization).
+//! are getters (see `objects.js`). A member's JSON text crosses into JS only
+//! when the member is first read, and is parsed there by the engine's own
+//! `JSON.parse`: a handler that reads `metadata` never pays for `spec` and
+//! `status`, and an object that stays in the cache does not hold a second
+//! copy of its text in the JS heap. The JS object is kept in the version's
+//! attachment slot, so every later read of that version returns the same
+//! object (stable identity for React memoization).
+//!
+//! Lifetimes: the JS object finds its version through a numbered registry of
+//! weak handles, so it never keeps the version alive (that would be a cycle
+//! through the attachment). When the version is released (replaced or
+//! deleted in the cache, and nothing in Rust holds it) the JS object may
+//! still be held by the app, so it receives the text of the members it has
+//! not parsed yet.
 
+use std::cell::{Cell, RefCell};
+
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
-use crate::rest::KubeObject;
+use crate::cache::fx::FxHashMap;
+use crate::rest::{layout_member, Attachment, KubeObject, WeakKubeObject};
 
-/// The attachment stored on a cached object: its materialized JS value.
-struct Materialized(JsValue);
+thread_local! {
+    /// Versions that have a lazy JS object, by the id the object carries.
+    static LIVE: RefCell<FxHashMap<u64, WeakKubeObject>> = RefCell::default();
+    /// The last id handed out (0 is never used; ids stay below 2^53, exact
+    /// as JS numbers, and are never reused).
+    static LAST_ID: Cell<u64> = const { Cell::new(0) };
+    /// Whether `objects.js` has been given the member source yet.
+    static SOURCE_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The attachment stored on a cached object: its JS object, and the id under
+/// which the object finds its version (0: the object is fully parsed).
+struct Materialized {
+    obj: JsValue,
+    id: u64,
+}
+
+impl Attachment for Materialized {
+    fn released(&self, raw: &[u8], layout: &[u32]) {
+        if self.id == 0 {
+            return;
+        }
+        // `try_`: a release can happen while the registry is borrowed (never
+        // by this module's own code); a stale entry then only fails to upgrade.
+        let _ = LIVE.try_with(|l| l.try_borrow_mut().map(|mut l| l.remove(&self.id)));
+        for i in pending_members(&self.obj).iter() {
+            let Some(i) = i.as_f64().map(|i| i as usize) else {
+                continue;
+            };
+            if let Some((_, text)) = layout_member(raw, layout, i) {
+                adopt_member(&self.obj, i as u32, text);
+            }
+        }
+    }
+}
 
 /// The JS object for this object version (built on first use).
 pub fn to_js(obj: &KubeObject) -> JsValue {
-    match obj.attachment(|| Materialized(materialize(obj))) {
-        Some(m) => m.0.clone(),
+    match obj.attachment(|| materialize(obj)) {
+        Some(m) => m.obj.clone(),
         // The slot holds something else (not done by this crate): build anew.
-        None => materialize(obj),
+        None => parse_frozen_js(obj.raw_str()).unwrap_or(JsValue::NULL),
     }
 }
 
@@ -31,13 +77,67 @@ pub fn to_js_owned(obj: &KubeObject) -> JsValue {
 
 #[wasm_bindgen(module = "/src/js/objects.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = lazyObject, catch)]
-    fn lazy_object_js(text: &str, layout: &[u32]) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = lazyObject)]
+    fn lazy_object_js(keys: &str, id: f64) -> JsValue;
+    #[wasm_bindgen(js_name = parseFrozen, catch)]
+    fn parse_frozen_js(text: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = setMemberSource)]
+    fn set_member_source(f: &Function);
+    #[wasm_bindgen(js_name = pendingMembers)]
+    fn pending_members(obj: &JsValue) -> Array;
+    #[wasm_bindgen(js_name = adoptMember)]
+    fn adopt_member(obj: &JsValue, index: u32, text: &str);
 }
 
-fn materialize(obj: &KubeObject) -> JsValue {
-    let result = lazy_object_js(obj.raw_str(), &obj.layout_utf16());
-    // The bytes were validated as JSON when cached, so this cannot fail in
-    // practice; `null` rather than a panic if it ever did.
-    result.unwrap_or(JsValue::NULL)
+/// Member `index` of the version registered as `id`, as JSON text
+/// (`undefined` if the version is gone, which a released object never asks).
+fn member_text(id: f64, index: u32) -> JsValue {
+    let id = id as u64;
+    // The handle is upgraded inside the borrow and used after it, so a drop
+    // it might cause can never meet a borrowed registry.
+    let obj = LIVE.with(|l| l.borrow().get(&id).and_then(WeakKubeObject::upgrade));
+    obj.as_ref()
+        .and_then(|o| o.member(index as usize))
+        .map(|(_, text)| JsValue::from_str(text))
+        .unwrap_or(JsValue::UNDEFINED)
+}
+
+fn ensure_member_source() {
+    if SOURCE_SET.with(|s| s.replace(true)) {
+        return;
+    }
+    let f = Closure::<dyn Fn(f64, u32) -> JsValue>::new(member_text);
+    set_member_source(f.as_ref().unchecked_ref());
+    // One closure for the module's lifetime.
+    f.forget();
+}
+
+fn materialize(obj: &KubeObject) -> Materialized {
+    // Member keys as written, separated by U+0001 (a raw control character
+    // cannot occur inside a JSON string, so it cannot occur inside a key).
+    let mut keys = String::new();
+    let mut i = 0;
+    while let Some((key, _)) = obj.member(i) {
+        if i > 0 {
+            keys.push('\u{1}');
+        }
+        keys.push_str(key);
+        i += 1;
+    }
+    if i == 0 || keys.matches('\u{1}').count() + 1 != i {
+        // No layout (or a key the separator cannot carry): parse it all now.
+        let js = parse_frozen_js(obj.raw_str()).unwrap_or(JsValue::NULL);
+        return Materialized { obj: js, id: 0 };
+    }
+    ensure_member_source();
+    let id = LAST_ID.with(|c| {
+        let next = c.get() + 1;
+        c.set(next);
+        next
+    });
+    LIVE.with(|l| l.borrow_mut().insert(id, obj.downgrade()));
+    Materialized {
+        obj: lazy_object_js(&keys, id as f64),
+        id,
+    }
 }

@@ -1,18 +1,17 @@
 // Materializing cached objects in JS, once per object version.
 //
 // `lazyObject` builds a frozen object whose top-level members are getters:
-// each member's JSON text is parsed on first access and kept. A handler that
-// reads `metadata.name` parses only `metadata`, not `spec` and `status`
-// (most of a pod); JSON.stringify, spread and structuredClone still see every
-// member because the getters are own and enumerable. `layout` holds UTF-16
-// offsets into `text`, four per member (key start/end, value start/end); it
-// may be a view on wasm memory, so it is read at once and not kept.
+// the first read of a member asks the cache (in wasm) for that member's JSON
+// text, parses it and keeps the value. A handler that reads `metadata.name`
+// parses only `metadata`, not `spec` and `status` (most of a pod), and an
+// object never holds a copy of its whole text in the JS heap. JSON.stringify,
+// spread and structuredClone still see every member because the getters are
+// own and enumerable.
 //
 // The getters are shared: one function per member name for every object,
-// reading the object's text and parsed values from a hidden, non-enumerable
-// slot. Objects built from the same member order then share one hidden class
-// in the engine, which makes building one about twice as fast as with a
-// closure per member, and leaves less for the garbage collector.
+// reading a hidden, non-enumerable parse state. Objects built from the same
+// member order then share one hidden class in the engine, which makes them
+// cheaper to build and smaller than with a closure per member.
 //
 // Only the top level and `metadata` are frozen: a deep freeze walks every
 // nested value and costs more than the parse itself on a busy watch, while
@@ -20,6 +19,13 @@
 // fields on a shared cached object.
 const STATE = Symbol('kubewasm.object');
 const getters = new Map();
+// (id, index) => the member's JSON text while its version is cached
+// (set once by the wasm module).
+let memberSource = () => undefined;
+
+export function setMemberSource(f) {
+  memberSource = f;
+}
 
 function memberGetter(key) {
   let get = getters.get(key);
@@ -33,14 +39,30 @@ function memberGetter(key) {
   return get;
 }
 
-// The parse state of one object: its text until every member is parsed,
-// member names, value offsets (two per member) and parsed values.
+// Member names by the keys text the cache sends (names as written, escapes
+// included, separated by U+0001), decoded once per distinct member order.
+const keyLists = new Map();
+
+function keysOf(keysText) {
+  let entry = keyLists.get(keysText);
+  if (entry === undefined) {
+    const keys = keysText.split('\u0001').map((k) => (k.indexOf('\\') >= 0 ? JSON.parse('"' + k + '"') : k));
+    entry = { keys, distinct: new Set(keys).size };
+    // Bounded: member orders are few (one or two per kind) in practice.
+    if (keyLists.size < 4096) keyLists.set(keysText, entry);
+  }
+  return entry;
+}
+
+// The parse state of one object: the id of its cached version, member names,
+// parsed values, and the text of unparsed members once the version has left
+// the cache (see adoptMember).
 class Members {
-  constructor(text, keys, spans, distinct) {
-    this.text = text;
+  constructor(id, keys, distinct) {
+    this.id = id;
     this.keys = keys;
-    this.spans = spans;
     this.values = new Array(keys.length);
+    this.texts = null;
     this.unparsed = distinct;
   }
 
@@ -50,37 +72,48 @@ class Members {
     let value = this.values[i];
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
-      value = JSON.parse(this.text.slice(this.spans[2 * i], this.spans[2 * i + 1]));
+      const text = this.texts !== null && this.texts[i] !== undefined ? this.texts[i] : memberSource(this.id, i);
+      if (text === undefined) return undefined;
+      value = JSON.parse(text);
       if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
       this.values[i] = value;
-      // Once every member has been parsed the text is dropped, so an object
-      // read in full costs no more memory than an eagerly parsed one.
-      if (--this.unparsed === 0) this.text = null;
+      if (this.texts !== null) this.texts[i] = undefined;
+      this.unparsed--;
     }
     return value;
   }
 }
 
-export function lazyObject(text, layout) {
-  const n = layout.length >> 2;
-  if (n === 0) return parseFrozen(text);
+export function lazyObject(keysText, id) {
+  const { keys, distinct } = keysOf(keysText);
   const obj = {};
-  const keys = new Array(n);
-  const spans = new Array(2 * n);
-  let distinct = 0;
-  for (let i = 0; i < n; i++) {
-    let key = text.slice(layout[4 * i], layout[4 * i + 1]);
-    if (key.indexOf('\\') >= 0) key = JSON.parse('"' + key + '"');
-    keys[i] = key;
-    spans[2 * i] = layout[4 * i + 2];
-    spans[2 * i + 1] = layout[4 * i + 3];
-    if (keys.indexOf(key) === i) distinct++;
+  for (let i = 0; i < keys.length; i++) {
     // Configurable until the freeze below, so a duplicate key redefines the
     // member instead of throwing.
-    Object.defineProperty(obj, key, { enumerable: true, configurable: true, get: memberGetter(key) });
+    Object.defineProperty(obj, keys[i], { enumerable: true, configurable: true, get: memberGetter(keys[i]) });
   }
-  Object.defineProperty(obj, STATE, { value: new Members(text, keys, spans, distinct) });
+  Object.defineProperty(obj, STATE, { value: new Members(id, keys, distinct) });
   return Object.freeze(obj);
+}
+
+// The indices of members not parsed yet (their last occurrence), asked when
+// the object's version leaves the cache.
+export function pendingMembers(obj) {
+  const s = obj[STATE];
+  const out = [];
+  if (s === undefined || s.unparsed === 0) return out;
+  s.keys.forEach((k, i) => {
+    if (s.values[i] === undefined && s.keys.lastIndexOf(k) === i) out.push(i);
+  });
+  return out;
+}
+
+// The text of member `index`, handed over as its version leaves the cache.
+export function adoptMember(obj, index, text) {
+  const s = obj[STATE];
+  if (s === undefined) return;
+  if (s.texts === null) s.texts = [];
+  s.texts[index] = text;
 }
 
 // The whole object parsed at once (no layout known), frozen like lazyObject's.

@@ -42,7 +42,9 @@ pub use fetch::FetchTransport;
 pub use framer::LineFramer;
 pub use limiter::TokenBucket;
 pub use list::{decode_list, peek_continue, ObjectList};
-pub use object::{KubeObject, Labels, ObjectMeta, OwnerReference};
+pub use object::{
+    layout_member, Attachment, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject,
+};
 pub use params::{
     DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,
 };

@@ -2,7 +2,7 @@ use std::any::Any;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -31,7 +31,36 @@ struct Inner {
     /// Where `metadata`'s value and the `managedFields` member sit in `raw`,
     /// so the ready-made transforms cut bytes instead of re-encoding.
     spans: Spans,
-    attachment: OnceCell<Rc<dyn Any>>,
+    attachment: OnceCell<Rc<dyn Attachment>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(a) = self.attachment.get() {
+            a.released(&self.raw, &self.spans.layout);
+        }
+    }
+}
+
+/// What a layer above keeps on one object version (the JS layer: the JS
+/// object built for it) in [`KubeObject::attachment`].
+pub trait Attachment: Any {
+    /// Called once, when the version's last handle is dropped and before its
+    /// bytes are freed, with its raw JSON and [`layout`](KubeObject::layout):
+    /// an attachment that reads the bytes lazily takes what it still needs.
+    fn released(&self, _raw: &[u8], _layout: &[u32]) {}
+}
+
+/// A handle that does not keep an object version alive (see
+/// [`KubeObject::downgrade`]).
+#[derive(Clone)]
+pub struct WeakKubeObject(Weak<Inner>);
+
+impl WeakKubeObject {
+    /// The version, if some [`KubeObject`] handle still holds it.
+    pub fn upgrade(&self) -> Option<KubeObject> {
+        self.0.upgrade().map(KubeObject)
+    }
 }
 
 /// Byte ranges inside an object's raw JSON.
@@ -84,31 +113,18 @@ fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
     (end <= whole.len()).then_some((start, end))
 }
 
-/// Byte offsets into UTF-8 `text` converted to UTF-16 offsets (what JS
-/// string indices count). `offsets` need not be sorted.
-fn utf16_offsets(text: &[u8], offsets: &[u32]) -> Vec<u32> {
-    let mut order: Vec<usize> = (0..offsets.len()).collect();
-    order.sort_by_key(|&i| offsets.get(i).copied().unwrap_or(0));
-    let mut out = vec![0u32; offsets.len()];
-    let (mut byte, mut units) = (0usize, 0u32);
-    for i in order {
-        let target = offsets.get(i).map_or(0, |&o| o as usize);
-        while byte < target {
-            let b = text.get(byte).copied().unwrap_or(0);
-            // Lead bytes start a code point: four-byte sequences are two
-            // UTF-16 units; continuation bytes add nothing.
-            units += match b {
-                0x00..=0x7f | 0xc0..=0xef => 1,
-                0xf0..=0xff => 2,
-                _ => 0,
-            };
-            byte += 1;
-        }
-        if let Some(slot) = out.get_mut(i) {
-            *slot = units;
-        }
-    }
-    out
+/// Top-level member `i` of `raw` by its `layout` (four byte offsets per
+/// member): the key as written between its quotes (escapes not decoded) and
+/// the value's JSON text. `None` when `i` is out of range or the offsets do
+/// not fall on UTF-8 boundaries (never for a layout the scanner recorded).
+pub fn layout_member<'a>(raw: &'a [u8], layout: &[u32], i: usize) -> Option<(&'a str, &'a str)> {
+    let at = |k: usize| {
+        layout
+            .get(i.checked_mul(4)?.checked_add(k)?)
+            .map(|&o| o as usize)
+    };
+    let text = |a: usize, b: usize| std::str::from_utf8(raw.get(a..b)?).ok();
+    Some((text(at(0)?, at(1)?)?, text(at(2)?, at(3)?)?))
 }
 
 /// `raw` without the object member at `start..end`, and one adjacent comma
@@ -487,7 +503,13 @@ impl KubeObject {
     /// metadata valid): moves the metadata out when this is the only owner.
     fn with_bytes(self, raw: Box<[u8]>, spans: Spans) -> KubeObject {
         match Rc::try_unwrap(self.0) {
-            Ok(inner) => Self::build(raw, inner.api_version, inner.kind, inner.meta, spans),
+            Ok(mut inner) => {
+                // Taken, not moved: `Inner` has a `Drop` (which tells any attachment).
+                let api_version = std::mem::take(&mut inner.api_version);
+                let kind = std::mem::take(&mut inner.kind);
+                let meta = std::mem::take(&mut inner.meta);
+                Self::build(raw, api_version, kind, meta, spans)
+            }
             Err(shared) => Self::build(
                 raw,
                 shared.api_version.clone(),
@@ -603,14 +625,10 @@ impl KubeObject {
         &self.0.spans.layout
     }
 
-    /// [`layout`](Self::layout) in UTF-16 code units (what JS string indices
-    /// count): the same offsets when the text is ASCII, converted otherwise.
-    pub fn layout_utf16(&self) -> std::borrow::Cow<'_, [u32]> {
-        if self.0.raw.is_ascii() {
-            std::borrow::Cow::Borrowed(&self.0.spans.layout)
-        } else {
-            std::borrow::Cow::Owned(utf16_offsets(&self.0.raw, &self.0.spans.layout))
-        }
+    /// Top-level member `i` (in [`layout`](Self::layout) order): its key as
+    /// written and its value's JSON text (see [`layout_member`]).
+    pub fn member(&self, i: usize) -> Option<(&str, &str)> {
+        layout_member(&self.0.raw, &self.0.spans.layout, i)
     }
 
     /// `apiVersion` (empty when absent).
@@ -703,13 +721,24 @@ impl KubeObject {
     /// keeps the one materialized JS object per object version here, so repeated
     /// reads return the same JS object. Returns `None` if the slot already holds
     /// a value of another type.
-    pub fn attachment<T: Any>(&self, init: impl FnOnce() -> T) -> Option<Rc<T>> {
-        let any = self
+    pub fn attachment<T: Attachment>(&self, init: impl FnOnce() -> T) -> Option<Rc<T>> {
+        let any: Rc<dyn Any> = self
             .0
             .attachment
-            .get_or_init(|| Rc::new(init()) as Rc<dyn Any>)
+            .get_or_init(|| Rc::new(init()) as Rc<dyn Attachment>)
             .clone();
         any.downcast::<T>().ok()
+    }
+
+    /// The attachment, if one was set and it is a `T` (never initializes).
+    pub fn attached<T: Attachment>(&self) -> Option<Rc<T>> {
+        let any: Rc<dyn Any> = self.0.attachment.get()?.clone();
+        any.downcast::<T>().ok()
+    }
+
+    /// A handle that does not keep this version alive.
+    pub fn downgrade(&self) -> WeakKubeObject {
+        WeakKubeObject(Rc::downgrade(&self.0))
     }
 
     /// Approximate heap bytes held by this object (raw JSON plus parsed
@@ -796,11 +825,50 @@ mod tests {
         let o = KubeObject::from_value(&json!({"metadata": {"name": "n", "namespace": ""}}))
             .expect("valid");
         assert_eq!(o.namespace(), None);
-        let a = o.attachment(|| 5u32).expect("u32");
-        let b = o.clone().attachment(|| 6u32).expect("u32");
+        let a = o.attachment(|| Num(5)).expect("Num");
+        let b = o.clone().attachment(|| Num(6)).expect("Num");
         assert!(Rc::ptr_eq(&a, &b));
-        assert_eq!(*b, 5);
-        assert!(o.attachment(|| "other").is_none());
+        assert_eq!(b.0, 5);
+        assert!(o.attachment(|| Other).is_none());
+        assert!(o.attached::<Other>().is_none());
+        assert_eq!(o.attached::<Num>().map(|n| n.0), Some(5));
+    }
+
+    struct Num(u32);
+    impl Attachment for Num {}
+    struct Other;
+    impl Attachment for Other {}
+
+    /// Records the bytes it is released with.
+    struct Spy(Rc<std::cell::RefCell<Vec<Vec<u8>>>>);
+    impl Attachment for Spy {
+        fn released(&self, raw: &[u8], layout: &[u32]) {
+            assert_eq!(layout.len(), 8, "two members");
+            self.0.borrow_mut().push(raw.to_vec());
+        }
+    }
+
+    #[test]
+    fn an_attachment_is_told_once_when_the_last_handle_goes_and_weak_handles_do_not_keep_it() {
+        let raw = br#"{"metadata":{"name":"a","resourceVersion":"1"},"spec":{"x":1}}"#;
+        let o = KubeObject::from_json(raw).expect("valid");
+        let log = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let spy = Spy(log.clone());
+        assert!(o.attachment(|| spy).is_some());
+        let weak = o.downgrade();
+        let other = o.clone();
+        drop(o);
+        assert!(log.borrow().is_empty(), "a handle is left");
+        assert!(weak.upgrade().is_some_and(|u| u.ptr_eq(&other)));
+        drop(other);
+        assert_eq!(
+            *log.borrow(),
+            vec![raw.to_vec()],
+            "told once, with the bytes"
+        );
+        assert!(weak.upgrade().is_none());
+        // Without an attachment nothing is called and nothing fails.
+        drop(KubeObject::from_json(raw).expect("valid"));
     }
 
     #[test]
@@ -924,36 +992,24 @@ mod tests {
     }
 
     #[test]
-    fn utf16_offsets_count_code_units() {
-        let s = "a\u{e9}b\u{1F600}c";
-        let b = s.as_bytes();
-        // byte offsets of a, é, b, 😀, c, end
-        let bytes = [0u32, 1, 3, 4, 8, 9];
-        let got = utf16_offsets(b, &bytes);
-        assert_eq!(got, vec![0, 1, 2, 3, 5, 6]);
-        let units: Vec<u16> = s.encode_utf16().collect();
-        assert_eq!(units.len(), 6);
-        assert_eq!(utf16_offsets(b, &[9, 0, 4]), vec![6, 0, 3]);
-
-        // JS slices by UTF-16 units: the converted layout finds each member.
-        let raw = r#"{"métadata":"😀","metadata":{"name":"ü"},"spec":{"x":"日本"}}"#;
+    fn members_by_layout_with_multibyte_text() {
+        let raw = r#"{"métadata":"😀","metadata":{"name":"ü"},"spec":{"x":"日本"},"k\"q":1}"#;
         let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
-        let units: Vec<u16> = raw.encode_utf16().collect();
-        let slice =
-            |a: u32, b: u32| String::from_utf16(&units[a as usize..b as usize]).expect("utf16");
-        let l = o.layout_utf16();
-        let got: Vec<(String, String)> = l
-            .chunks(4)
-            .map(|m| (slice(m[0], m[1]), slice(m[2], m[3])))
-            .collect();
+        let got: Vec<(&str, &str)> = (0..).map_while(|i| o.member(i)).collect();
         assert_eq!(
             got,
             vec![
-                ("métadata".into(), r#""😀""#.into()),
-                ("metadata".into(), r#"{"name":"ü"}"#.into()),
-                ("spec".into(), r#"{"x":"日本"}"#.into()),
+                ("métadata", r#""😀""#),
+                ("metadata", r#"{"name":"ü"}"#),
+                ("spec", r#"{"x":"日本"}"#),
+                (r#"k\"q"#, "1"),
             ]
         );
+        assert_eq!(o.member(4), None);
+        assert_eq!(o.member(usize::MAX), None);
+        // A layout that does not fit the bytes is refused, not a panic.
+        assert_eq!(layout_member(b"{}", &[0, 1, 1, 9], 0), None);
+        assert_eq!(layout_member("é".as_bytes(), &[0, 1, 0, 2], 0), None);
     }
 
     #[test]

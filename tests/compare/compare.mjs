@@ -23,7 +23,7 @@ try {
   await seed(50_000);
   for (const which of ['client-node', 'kubewasm']) {
     const r = run(which, 'sync');
-    console.log(`${which}: sync 50,000 pods in ${r.syncMs.toFixed(0)} ms; JS heap ${r.heapMiB.toFixed(0)} MiB + wasm ${r.wasmMiB.toFixed(0)} MiB`);
+    console.log(`${which}: sync 50,000 pods in ${r.syncMs.toFixed(0)} ms; JS heap ${r.heapMiB.toFixed(0)} MiB + wasm ${r.wasmMiB.toFixed(0)} MiB` + (which === 'kubewasm' ? `; JS heap ${r.readHeapMiB.toFixed(0)} MiB once every object was read for a table row` : ''));
   }
   // Queries from JS: 50 namespaces of 1,000 pods, so one namespace holds 1,000.
   await fetch(`${url}/sim/seed`, { method: 'POST', body: JSON.stringify({ namespaces: 50, pods: 50_000, seed: 1, podBytes: 4000 }) });

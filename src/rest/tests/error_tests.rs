@@ -89,10 +89,18 @@ fn classifies_non_status_bodies() {
     // JSON that is not a Status is not treated as one.
     assert!(!e.api().expect("api").is_status);
     // `kind` anywhere among the members, with whitespace, still marks a Status.
-    let body = br#" { "code" : 404 , "reason" : "NotFound" , "kind" : "Status" , "message" : "gone" } "#;
+    let body =
+        br#" { "code" : 404 , "reason" : "NotFound" , "kind" : "Status" , "message" : "gone" } "#;
     let s = Status::from_body(body).expect("a Status");
-    assert_eq!((s.code, s.reason.as_str(), s.message.as_str()), (404, "NotFound", "gone"));
-    assert_eq!(Status::from_body(br#"{"kind":"Status","code":"x"}"#), None, "badly typed fields");
+    assert_eq!(
+        (s.code, s.reason.as_str(), s.message.as_str()),
+        (404, "NotFound", "gone")
+    );
+    assert_eq!(
+        Status::from_body(br#"{"kind":"Status","code":"x"}"#),
+        None,
+        "badly typed fields"
+    );
     assert_eq!(Status::from_body(br#"{"kind":["Status"]}"#), None);
     // Garbage bytes never panic.
     let e = Error::from_response(500, b"\xff\xfe\x00", None);

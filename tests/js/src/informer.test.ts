@@ -184,6 +184,39 @@ test('cached objects with non-ASCII text materialize member by member', async ()
   await cms.delete(name);
 });
 
+test('an object kept after its version left the cache still reads every member', async () => {
+  const name = `js-kept-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const data = { a: 'first', 'ü': '😀' };
+  await cms.create({ metadata: { name, labels: { t: 'kept' } }, data } as KubeObject, {});
+  const factory = new InformerFactory(client);
+  const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default', labelSelector: 't=kept' });
+  const olds: KubeObject[] = [];
+  inf.on('update', (old) => olds.push(old)); // kept, nothing read
+  factory.start();
+  try {
+    await inf.waitForSync();
+    const first = inf.lister().get('default', name) as (KubeObject & { data: Record<string, string> }) | undefined;
+    assert.ok(first);
+    assert.equal(first.metadata.name, name); // only metadata parsed while cached
+    const expected = JSON.parse(JSON.stringify(await cms.get(name))) as Record<string, unknown> & { metadata: Record<string, unknown> };
+    delete expected.metadata.managedFields;
+    // Replace the version, then delete the object: the version `first` came
+    // from is released by the cache while JS still holds the object.
+    await cms.patch(name, { data: { a: 'second' } }, 'merge');
+    await until(() => (inf.lister().get('default', name) as { data?: Record<string, string> } | undefined)?.data?.a === 'second');
+    await cms.delete(name);
+    await until(() => inf.lister().get('default', name) === undefined);
+    assert.deepEqual(first.data, data, 'unread members are handed over when the version is released');
+    assert.deepEqual(JSON.parse(JSON.stringify(first)), expected);
+    assert.equal(olds.length, 1);
+    assert.equal(olds[0], first, 'the update handler got the same object for the old version');
+    assert.deepEqual((olds[0] as KubeObject & { data: unknown }).data, data);
+  } finally {
+    factory.shutdown(); // a failed assertion must not leave the watch open
+  }
+});
+
 test('1,000 events inside one frame reach subscribers as one diff with exactly their keys', async () => {
   // Frames are driven by hand: the package schedules its flush with
   // `requestAnimationFrame` when the host has one, so nothing is delivered
