@@ -18,7 +18,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use js_sys::{Array, Function};
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use crate::cache::fx::FxHashMap;
@@ -26,12 +26,19 @@ use crate::rest::{layout_member, Attachment, KubeObject, WeakKubeObject};
 
 thread_local! {
     /// Versions that have a lazy JS object, by the id the object carries.
-    static LIVE: RefCell<FxHashMap<u64, WeakKubeObject>> = RefCell::default();
+    static LIVE: RefCell<FxHashMap<u64, Live>> = RefCell::default();
     /// The last id handed out (0 is never used; ids stay below 2^53, exact
     /// as JS numbers, and are never reused).
     static LAST_ID: Cell<u64> = const { Cell::new(0) };
     /// Whether `objects.js` has been given the member source yet.
     static SOURCE_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A registered version: a handle that does not keep it alive, and which of
+/// its first 64 members JS has fetched (and so parsed).
+struct Live {
+    obj: WeakKubeObject,
+    fetched: Cell<u64>,
 }
 
 /// The attachment stored on a cached object: its JS object, and the id under
@@ -48,14 +55,36 @@ impl Attachment for Materialized {
         }
         // `try_`: a release can happen while the registry is borrowed (never
         // by this module's own code); a stale entry then only fails to upgrade.
-        let _ = LIVE.try_with(|l| l.try_borrow_mut().map(|mut l| l.remove(&self.id)));
-        for i in pending_members(&self.obj).iter() {
-            let Some(i) = i.as_f64().map(|i| i as usize) else {
-                continue;
-            };
-            if let Some((_, text)) = layout_member(raw, layout, i) {
-                adopt_member(&self.obj, i as u32, text);
+        let fetched = LIVE
+            .try_with(|l| {
+                l.try_borrow_mut()
+                    .ok()
+                    .and_then(|mut l| l.remove(&self.id))
+                    .map(|e| e.fetched.get())
+            })
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        // The members JS has not read go over in one call: their texts
+        // concatenated, with (index, end in UTF-16 units) pairs.
+        let mut text = String::new();
+        let mut pairs: Vec<u32> = Vec::new();
+        let mut units = 0usize;
+        let mut i = 0;
+        while let Some((_, value)) = layout_member(raw, layout, i) {
+            if i >= 64 || fetched & (1 << i) == 0 {
+                text.push_str(value);
+                units += if value.is_ascii() {
+                    value.len()
+                } else {
+                    value.encode_utf16().count()
+                };
+                pairs.extend([i as u32, units as u32]);
             }
+            i += 1;
+        }
+        if !pairs.is_empty() {
+            adopt_members(&self.obj, &text, &pairs);
         }
     }
 }
@@ -83,10 +112,8 @@ extern "C" {
     fn parse_frozen_js(text: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = setMemberSource)]
     fn set_member_source(f: &Function);
-    #[wasm_bindgen(js_name = pendingMembers)]
-    fn pending_members(obj: &JsValue) -> Array;
-    #[wasm_bindgen(js_name = adoptMember)]
-    fn adopt_member(obj: &JsValue, index: u32, text: &str);
+    #[wasm_bindgen(js_name = adoptMembers)]
+    fn adopt_members(obj: &JsValue, text: &str, pairs: &[u32]);
 }
 
 /// Member `index` of the version registered as `id`, as JSON text
@@ -95,7 +122,14 @@ fn member_text(id: f64, index: u32) -> JsValue {
     let id = id as u64;
     // The handle is upgraded inside the borrow and used after it, so a drop
     // it might cause can never meet a borrowed registry.
-    let obj = LIVE.with(|l| l.borrow().get(&id).and_then(WeakKubeObject::upgrade));
+    let obj = LIVE.with(|l| {
+        let l = l.borrow();
+        let e = l.get(&id)?;
+        if index < 64 {
+            e.fetched.set(e.fetched.get() | 1 << index);
+        }
+        e.obj.upgrade()
+    });
     obj.as_ref()
         .and_then(|o| o.member(index as usize))
         .map(|(_, text)| JsValue::from_str(text))
@@ -135,7 +169,15 @@ fn materialize(obj: &KubeObject) -> Materialized {
         c.set(next);
         next
     });
-    LIVE.with(|l| l.borrow_mut().insert(id, obj.downgrade()));
+    LIVE.with(|l| {
+        l.borrow_mut().insert(
+            id,
+            Live {
+                obj: obj.downgrade(),
+                fetched: Cell::new(0),
+            },
+        )
+    });
     Materialized {
         obj: lazy_object_js(&keys, id as f64),
         id,

@@ -96,24 +96,19 @@ export function lazyObject(keysText, id) {
   return Object.freeze(obj);
 }
 
-// The indices of members not parsed yet (their last occurrence), asked when
-// the object's version leaves the cache.
-export function pendingMembers(obj) {
-  const s = obj[STATE];
-  const out = [];
-  if (s === undefined || s.unparsed === 0) return out;
-  s.keys.forEach((k, i) => {
-    if (s.values[i] === undefined && s.keys.lastIndexOf(k) === i) out.push(i);
-  });
-  return out;
-}
-
-// The text of member `index`, handed over as its version leaves the cache.
-export function adoptMember(obj, index, text) {
+// The text of the members not read yet, handed over as the object's version
+// leaves the cache: `text` holds them one after another, `pairs` their
+// indices and end offsets (UTF-16 units) in it.
+export function adoptMembers(obj, text, pairs) {
   const s = obj[STATE];
   if (s === undefined) return;
   if (s.texts === null) s.texts = [];
-  s.texts[index] = text;
+  let start = 0;
+  for (let p = 0; p + 1 < pairs.length; p += 2) {
+    const end = pairs[p + 1];
+    if (s.values[pairs[p]] === undefined) s.texts[pairs[p]] = text.slice(start, end);
+    start = end;
+  }
 }
 
 // The whole object parsed at once (no layout known), frozen like lazyObject's.
