@@ -110,7 +110,8 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
     throw new Error('handler bug');
   });
   const off = pods.on('add', (p) => late.push(p.metadata.name));
-  await until(() => late.length >= 1199);
+  // Each handler replays from its own queue, so wait for both, in any order.
+  await until(() => late.length >= 1199 && errors.length >= 1199);
   assert.ok(errors.length >= 1199 && errors.every((e) => (e as Error).message === 'handler bug'));
   off();
 
