@@ -151,14 +151,16 @@ fn materialize(obj: &KubeObject) -> Materialized {
     // cannot occur inside a JSON string, so it cannot occur inside a key).
     let mut keys = String::new();
     let mut i = 0;
+    let mut separable = true;
     while let Some((key, _)) = obj.member(i) {
         if i > 0 {
             keys.push('\u{1}');
         }
+        separable &= !key.contains('\u{1}');
         keys.push_str(key);
         i += 1;
     }
-    if i == 0 || keys.matches('\u{1}').count() + 1 != i {
+    if i == 0 || !separable {
         // No layout (or a key the separator cannot carry): parse it all now.
         let js = parse_frozen_js(obj.raw_str()).unwrap_or(JsValue::NULL);
         return Materialized { obj: js, id: 0 };

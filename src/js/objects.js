@@ -44,26 +44,24 @@ function memberGetter(key) {
 const keyLists = new Map();
 
 function keysOf(keysText) {
-  let entry = keyLists.get(keysText);
-  if (entry === undefined) {
-    const keys = keysText.split('\u0001').map((k) => (k.indexOf('\\') >= 0 ? JSON.parse('"' + k + '"') : k));
-    entry = { keys, distinct: new Set(keys).size };
+  let keys = keyLists.get(keysText);
+  if (keys === undefined) {
+    keys = keysText.split('\u0001').map((k) => (k.indexOf('\\') >= 0 ? JSON.parse('"' + k + '"') : k));
     // Bounded: member orders are few (one or two per kind) in practice.
-    if (keyLists.size < 4096) keyLists.set(keysText, entry);
+    if (keyLists.size < 4096) keyLists.set(keysText, keys);
   }
-  return entry;
+  return keys;
 }
 
 // The parse state of one object: the id of its cached version, member names,
 // parsed values, and the text of unparsed members once the version has left
-// the cache (see adoptMember).
+// the cache (see adoptMembers).
 class Members {
-  constructor(id, keys, distinct) {
+  constructor(id, keys) {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
     this.texts = null;
-    this.unparsed = distinct;
   }
 
   member(key) {
@@ -78,21 +76,20 @@ class Members {
       if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
       this.values[i] = value;
       if (this.texts !== null) this.texts[i] = undefined;
-      this.unparsed--;
     }
     return value;
   }
 }
 
 export function lazyObject(keysText, id) {
-  const { keys, distinct } = keysOf(keysText);
+  const keys = keysOf(keysText);
   const obj = {};
   for (let i = 0; i < keys.length; i++) {
     // Configurable until the freeze below, so a duplicate key redefines the
     // member instead of throwing.
     Object.defineProperty(obj, keys[i], { enumerable: true, configurable: true, get: memberGetter(keys[i]) });
   }
-  Object.defineProperty(obj, STATE, { value: new Members(id, keys, distinct) });
+  Object.defineProperty(obj, STATE, { value: new Members(id, keys) });
   return Object.freeze(obj);
 }
 
@@ -128,4 +125,3 @@ export function asyncIterable(it) {
   };
   return it;
 }
-

@@ -730,12 +730,6 @@ impl KubeObject {
         any.downcast::<T>().ok()
     }
 
-    /// The attachment, if one was set and it is a `T` (never initializes).
-    pub fn attached<T: Attachment>(&self) -> Option<Rc<T>> {
-        let any: Rc<dyn Any> = self.0.attachment.get()?.clone();
-        any.downcast::<T>().ok()
-    }
-
     /// A handle that does not keep this version alive.
     pub fn downgrade(&self) -> WeakKubeObject {
         WeakKubeObject(Rc::downgrade(&self.0))
@@ -830,8 +824,6 @@ mod tests {
         assert!(Rc::ptr_eq(&a, &b));
         assert_eq!(b.0, 5);
         assert!(o.attachment(|| Other).is_none());
-        assert!(o.attached::<Other>().is_none());
-        assert_eq!(o.attached::<Num>().map(|n| n.0), Some(5));
     }
 
     struct Num(u32);
