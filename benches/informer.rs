@@ -35,6 +35,7 @@ mod native {
             resource_version: rv.to_string(),
             continue_token: cont,
             remaining_item_count: (remaining > 0).then_some(remaining as i64),
+            invalid: Vec::new(),
             items,
         }
     }

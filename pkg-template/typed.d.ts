@@ -10,6 +10,8 @@ import type {
   ApiResourceInfo,
   ClientOptions,
   Diff,
+  EventHandlers,
+  EventRegistration,
   InformerOptions,
   InformerStatus,
   KubeObject,
@@ -112,12 +114,21 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   /** Stop for good: the watch is aborted and no timer or task remains. */
   stop(): void;
   /**
-   * Listen for an event; returns an unsubscribe function. An `add` handler
+   * Listen for an event; returns an unsubscribe function. All `add`,
+   * `update` and `delete` handlers of an informer share one queue, so they
+   * observe changes in the order the cache applied them. An `add` handler
    * registered after start first receives every cached object. A handler
    * that throws is reported to `error` listeners (or the console) and does
-   * not affect the others.
+   * not affect the others; `error` listeners also get a `KubeError` with
+   * the object's `key` for every object the cache could not apply.
    */
   on<E extends keyof InformerHandlers<T>>(event: E, handler: InformerHandlers<T>[E]): () => void;
+  /**
+   * Register handlers as one listener (client-go's `AddEventHandler`): they
+   * observe changes in the order the cache applied them; registered after
+   * start, they first receive every cached object as adds.
+   */
+  addEventHandler(handlers: EventHandlers<T>): EventRegistration;
   /** Receive coalesced diffs, at most one per animation frame; returns an unsubscribe function. */
   subscribe(listener: (diff: Diff) => void): () => void;
   /** Every cached object, sorted by namespace and name; the same array until a diff was delivered. */
@@ -128,7 +139,11 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   lister(): Lister<T>;
   /** Add an index: `f(obj)` returns the values the object is listed under. */
   addIndexer(name: string, f: (obj: T) => string[]): void;
-  /** Resolves once synced (or stopped). */
+  /**
+   * Resolves once the initial list is cached and every handler registered
+   * before the call has received it (or once the informer stops). A handler
+   * registered later gets the cache as adds; wait on its own registration.
+   */
   waitForSync(): Promise<void>;
   /** Whether the initial list has reached the cache. */
   readonly hasSynced: boolean;

@@ -13,6 +13,9 @@ pub struct ListAll {
     pub resource_version: String,
     /// Whether more than one page was fetched.
     pub paginated: bool,
+    /// Items left out because they could not be decoded (see
+    /// [`ObjectList::invalid`](crate::rest::ObjectList::invalid)).
+    pub invalid: Vec<(String, crate::rest::Error)>,
 }
 
 /// List every item: `limit` = the caller's limit or `page_size` (PG-01; a
@@ -39,12 +42,14 @@ where
     let page = fetch(first).await?;
     let resource_version = page.resource_version.clone();
     let mut items = page.items;
+    let mut invalid = page.invalid;
     let mut cont = page.continue_token.filter(|c| !c.is_empty());
     if cont.is_none() {
         return Ok(ListAll {
             items,
             resource_version,
             paginated: false,
+            invalid,
         });
     }
     while let Some(token) = cont.take() {
@@ -58,6 +63,7 @@ where
         match fetch(next).await {
             Ok(p) => {
                 items.extend(p.items);
+                invalid.extend(p.invalid);
                 cont = p.continue_token.filter(|c| !c.is_empty());
             }
             Err(e) if e.reason() == Some("Expired") => {
@@ -71,6 +77,7 @@ where
                     items: p.items,
                     resource_version: p.resource_version,
                     paginated: true,
+                    invalid: p.invalid,
                 });
             }
             Err(e) => return Err(e),
@@ -80,5 +87,6 @@ where
         items,
         resource_version,
         paginated: true,
+        invalid,
     })
 }

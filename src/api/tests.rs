@@ -28,6 +28,7 @@ fn page(rv: &str, names: &[&str], cont: Option<&str>) -> ObjectList {
         resource_version: rv.into(),
         continue_token: cont.map(str::to_owned),
         remaining_item_count: None,
+        invalid: Vec::new(),
         items: names
             .iter()
             .map(|n| KubeObject::from_value(&json!({"metadata": {"name": n}})).unwrap())

@@ -8,8 +8,16 @@
 //! * `Deleted` removes the key and passes the delta's object on — the
 //!   server's final state or a `DeletedFinalStateUnknown` tombstone (CT-03, SI-17).
 //! * Initial-list items carry `is_in_initial_list` (CT-08).
-//! * Processing errors (an unkeyable object, a failing index function) drop
-//!   that item and the loop goes on (CT-07); the next relist repairs it.
+//! * Processing errors (an unkeyable object, a failing index function) skip
+//!   that version and the loop goes on (CT-07; client-go panics on a failing
+//!   index function). The store is left without the key rather than with a
+//!   stale version of it (handlers see a delete), and the failure goes to
+//!   the controller's failure callback with the key; the informer reports it
+//!   and relists when it came from a watch event, since the reflector's RV
+//!   has already moved past it.
+//! * Back-pressure: before each key the loop asks the handler for room
+//!   ([`DeltaHandler::has_room`]); when a listener's backlog is full it
+//!   waits, the queue fills, and the reflector stops reading the watch.
 //! * Cooperative scheduling: at most `batch` keys or `time_slice` per turn,
 //!   then the loop yields to the host event loop, so a 50,000-object sync
 //!   never blocks a page for more than a slice. After each turn it fires the
@@ -26,6 +34,8 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures::future::LocalBoxFuture;
+
 use super::delta_fifo::{DeltaFifo, DeltaType, Popped};
 use super::keys::{object_key, DeltaObject};
 use super::store::{Indexer, StoreError};
@@ -40,14 +50,40 @@ pub trait DeltaHandler {
     fn on_update(&self, old: &KubeObject, new: &KubeObject);
     /// A key was removed; `obj` is the final state or a tombstone.
     fn on_delete(&self, obj: &DeltaObject);
+    /// Whether the next key may be applied now (false while a consumer's
+    /// backlog is full).
+    fn has_room(&self) -> bool {
+        true
+    }
+    /// Resolves when [`has_room`](DeltaHandler::has_room) may be true again.
+    fn wait_for_room(&self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// A version the store refused (see [`process_deltas`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApplyFailure {
+    /// The popped key.
+    pub key: String,
+    /// Why the store refused it.
+    pub error: StoreError,
+    /// Whether it came from a watch event (`Added`/`Updated`) rather than a
+    /// list or resync: the reflector's RV is already past it.
+    pub from_watch: bool,
 }
 
 /// Apply one popped key to `indexer` and notify `handler` after each write.
+/// A version the store refuses is skipped: a cached older version is
+/// removed (and `on_delete` told) so the cache never serves a version it
+/// knows to be stale; the remaining deltas are applied; the last failure is
+/// returned.
 pub fn process_deltas(
     indexer: &Indexer,
     popped: &Popped,
     handler: &dyn DeltaHandler,
-) -> Result<(), StoreError> {
+) -> Result<(), ApplyFailure> {
+    let mut failure = None;
     for d in &popped.deltas {
         match (d.kind, &d.object) {
             (DeltaType::Deleted, obj) => {
@@ -56,10 +92,29 @@ pub fn process_deltas(
                 }
                 handler.on_delete(obj);
             }
-            (_, DeltaObject::Object(obj)) => {
-                let key = object_key(obj).map_err(StoreError::Key)?;
+            (kind, DeltaObject::Object(obj)) => {
+                let from_watch = matches!(kind, DeltaType::Added | DeltaType::Updated);
+                let fail = |error| ApplyFailure {
+                    key: popped.key.clone(),
+                    error,
+                    from_watch,
+                };
+                let key = match object_key(obj) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        failure = Some(fail(StoreError::Key(e)));
+                        continue;
+                    }
+                };
                 let old = indexer.get_by_key(&key);
-                indexer.upsert(key, obj.clone())?;
+                if let Err(e) = indexer.upsert(key.clone(), obj.clone()) {
+                    if let Some(old) = old {
+                        indexer.delete_key(&key);
+                        handler.on_delete(&DeltaObject::Object(old));
+                    }
+                    failure = Some(fail(e));
+                    continue;
+                }
                 match old {
                     Some(old) => handler.on_update(&old, obj),
                     None => handler.on_add(obj, popped.is_in_initial_list),
@@ -69,7 +124,7 @@ pub fn process_deltas(
             (_, DeltaObject::Tombstone(_)) => {}
         }
     }
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }
 
 /// How much work one turn of the loop may do before yielding.
@@ -99,6 +154,7 @@ pub struct Controller {
     opts: ControllerOptions,
     drained: Notify,
     on_turn: Option<Rc<dyn Fn()>>,
+    on_failure: Option<Rc<dyn Fn(ApplyFailure)>>,
 }
 
 impl Controller {
@@ -118,7 +174,14 @@ impl Controller {
             opts,
             drained: Notify::new(),
             on_turn: None,
+            on_failure: None,
         }
+    }
+
+    /// Receive every version the store refused (CT-07).
+    pub fn with_on_failure(mut self, f: Rc<dyn Fn(ApplyFailure)>) -> Self {
+        self.on_failure = Some(f);
+        self
     }
 
     /// Fire `drained` after every turn (the reflector's back-pressure signal).
@@ -142,6 +205,9 @@ impl Controller {
     pub async fn run(self) {
         let batch = self.opts.batch.max(1);
         loop {
+            if !self.handler.has_room() {
+                self.handler.wait_for_room().await;
+            }
             let Some(first) = self.fifo.pop().await else {
                 return;
             };
@@ -149,14 +215,17 @@ impl Controller {
             let mut next = Some(first);
             let mut n = 0usize;
             while let Some(p) = next.take() {
-                // CT-07: a failed item is dropped; the rest stays consistent.
-                let _ = process_deltas(&self.indexer, &p, self.handler.as_ref());
+                if let Err(f) = process_deltas(&self.indexer, &p, self.handler.as_ref()) {
+                    if let Some(cb) = &self.on_failure {
+                        cb(f);
+                    }
+                }
                 self.fifo.done(&p);
                 n += 1;
                 // Check the clock every 64 keys: cheap, and fine-grained enough.
                 let out_of_time = n.is_multiple_of(64)
                     && self.clock.now().saturating_duration_since(start) >= self.opts.time_slice;
-                if n < batch && !out_of_time {
+                if n < batch && !out_of_time && self.handler.has_room() {
                     next = self.fifo.try_pop();
                 }
             }
@@ -271,7 +340,7 @@ mod tests {
         // Two updates coalesced under one key: old of the first is 1, of the second 2.
         fifo.update(obj("ns/a", 2)).unwrap();
         fifo.update(obj("ns/a", 3)).unwrap();
-        fifo.replace(vec![obj("ns/a", 3)], "3").unwrap();
+        fifo.replace(vec![obj("ns/a", 3)], "3");
         drain(&fifo, &ix, &h);
         assert_eq!(
             h.0.borrow()[1..],
@@ -282,12 +351,10 @@ mod tests {
     #[test]
     fn ct_03_si_17_relist_deletions_are_tombstones_with_the_cached_object() {
         let (fifo, ix, h) = rig();
-        fifo.replace(vec![obj("p/1", 1), obj("p/2", 2), obj("p/3", 3)], "3")
-            .unwrap();
+        fifo.replace(vec![obj("p/1", 1), obj("p/2", 2), obj("p/3", 3)], "3");
         drain(&fifo, &ix, &h);
         h.0.borrow_mut().clear();
-        fifo.replace(vec![obj("p/1", 4), obj("p/2", 5), obj("p/4", 6)], "6")
-            .unwrap();
+        fifo.replace(vec![obj("p/1", 4), obj("p/2", 5), obj("p/4", 6)], "6");
         drain(&fifo, &ix, &h);
         let mut got = h.0.borrow().clone();
         got.sort();
@@ -304,7 +371,7 @@ mod tests {
         keys.sort();
         assert_eq!(keys, vec!["p/1", "p/2", "p/4"]);
         // Replace with nothing deletes everything.
-        fifo.replace(vec![], "7").unwrap();
+        fifo.replace(vec![], "7");
         drain(&fifo, &ix, &h);
         assert!(ix.is_empty());
     }
@@ -353,10 +420,9 @@ mod tests {
     #[test]
     fn ct_08_initial_list_adds_are_flagged_later_ones_are_not() {
         let (fifo, ix, h) = rig();
-        fifo.replace(vec![obj("p/1", 1)], "1").unwrap();
+        fifo.replace(vec![obj("p/1", 1)], "1");
         drain(&fifo, &ix, &h);
-        fifo.replace(vec![obj("p/1", 2), obj("p/2", 3)], "3")
-            .unwrap();
+        fifo.replace(vec![obj("p/1", 2), obj("p/2", 3)], "3");
         drain(&fifo, &ix, &h);
         assert_eq!(
             *h.0.borrow(),
@@ -384,7 +450,7 @@ mod tests {
         .with_on_turn(Rc::new(move || t2.borrow_mut().push(ix2.len())));
         assert!(!c.has_synced());
         let list: Vec<KubeObject> = (0..25).map(|i| obj(&format!("p/{i}"), i)).collect();
-        fifo.replace(list, "25").unwrap();
+        fifo.replace(list, "25");
         let task = spawn_local(c.run());
         run_until_stalled();
         assert!(fifo.has_synced());

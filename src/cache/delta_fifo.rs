@@ -114,9 +114,37 @@ impl fmt::Display for FifoError {
 
 impl std::error::Error for FifoError {}
 
+impl FifoError {
+    /// A `Status`-style reason: `Invalid` (no valid key) or `TransformFailed`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            FifoError::Key(_) => "Invalid",
+            FifoError::Transform(_) => "TransformFailed",
+        }
+    }
+}
+
 impl From<KeyError> for FifoError {
     fn from(e: KeyError) -> Self {
         FifoError::Key(e)
+    }
+}
+
+/// An object [`DeltaFifo::replace`] left out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkippedObject {
+    /// Its key, or as much of it as the object has (`namespace/` for a nameless one).
+    pub key: String,
+    /// Why it was left out.
+    pub error: FifoError,
+}
+
+/// `namespace/name` (or `name`) from whatever metadata an object has, for
+/// reporting an object that has no valid key.
+pub(crate) fn describe(obj: &KubeObject) -> String {
+    match obj.namespace() {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{}", obj.name()),
+        _ => obj.name().to_owned(),
     }
 }
 
@@ -140,6 +168,9 @@ struct Inner {
     initial_population_count: usize,
     closed: bool,
     emit_replaced: bool,
+    /// Deltas across all keys: what back-pressure bounds, since a flood of
+    /// updates to a few keys grows deltas, not keys.
+    deltas: usize,
 }
 
 /// Options of a [`DeltaFifo`].
@@ -201,7 +232,12 @@ impl DeltaFifo {
 
     /// [`queue_action`](Self::queue_action), returning the key's entry.
     fn queue_entry(inner: &mut Inner, key: String, delta: Delta) -> &mut Entry {
-        let Inner { items, queue, .. } = inner;
+        let Inner {
+            items,
+            queue,
+            deltas: total,
+            ..
+        } = inner;
         let entry = match items.entry(key) {
             MapEntry::Occupied(o) => {
                 // A key with deltas is in the queue already.
@@ -217,6 +253,7 @@ impl DeltaFifo {
         };
         let deltas = &mut entry.deltas;
         deltas.push(delta);
+        *total += 1;
         // DF-04: only two trailing Deleted deltas are ever merged.
         let n = deltas.len();
         if let [.., prev, last] = deltas.as_slice() {
@@ -226,6 +263,7 @@ impl DeltaFifo {
                 } else {
                     deltas.pop();
                 }
+                *total -= 1;
             }
         }
         entry
@@ -301,12 +339,22 @@ impl DeltaFifo {
     /// keys that were queued before the list (every key queued by the list
     /// is in it), and known-based detection walks the store without copying
     /// its keys.
-    pub fn replace(&self, list: Vec<KubeObject>, _resource_version: &str) -> Result<(), FifoError> {
+    ///
+    /// An object that cannot be transformed or keyed is left out, as if the
+    /// list did not hold it (a cached version of it is deleted rather than
+    /// served stale), and returned with its error for the caller to report.
+    pub fn replace(&self, list: Vec<KubeObject>, _resource_version: &str) -> Vec<SkippedObject> {
         let mut prepared = Vec::with_capacity(list.len());
+        let mut skipped = Vec::new();
         for obj in list {
-            let obj = self.transform(obj)?;
-            let key = object_key(&obj)?;
-            prepared.push((key, obj));
+            let key_hint = describe(&obj);
+            match self.transform(obj).and_then(|o| Ok((object_key(&o)?, o))) {
+                Ok(p) => prepared.push(p),
+                Err(error) => skipped.push(SkippedObject {
+                    key: key_hint,
+                    error,
+                }),
+            }
         }
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
@@ -394,7 +442,7 @@ impl DeltaFifo {
             inner.initial_population_count = listed + queued_deletions;
         }
         self.notify();
-        Ok(())
+        skipped
     }
 
     /// Re-offer every known object that has nothing queued, as `Sync` (DF-09).
@@ -435,6 +483,11 @@ impl DeltaFifo {
         self.inner.borrow().queue.len()
     }
 
+    /// Deltas waiting across all keys.
+    pub fn queued_deltas(&self) -> usize {
+        self.inner.borrow().deltas
+    }
+
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -459,6 +512,7 @@ impl DeltaFifo {
             let Some(Entry { deltas, .. }) = inner.items.remove(key.as_str()) else {
                 continue;
             };
+            inner.deltas = inner.deltas.saturating_sub(deltas.len());
             let is_in_initial_list = !(inner.populated && inner.initial_population_count == 0);
             return Some(Popped {
                 key,

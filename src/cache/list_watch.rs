@@ -335,6 +335,7 @@ impl ListerWatcher for ScriptedListerWatcher {
                 resource_version: "1".into(),
                 continue_token: None,
                 remaining_item_count: None,
+                invalid: Vec::new(),
                 items: Vec::new(),
             })
         });

@@ -30,7 +30,8 @@ mod store;
 mod tests;
 
 pub use delta_fifo::{
-    Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, Transformer,
+    Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, SkippedObject,
+    Transformer,
 };
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
 pub use lister::{Lister, NotFound};
@@ -52,7 +53,7 @@ mod reflector;
 mod shared_informer;
 mod status;
 
-pub use controller::{process_deltas, Controller, ControllerOptions, DeltaHandler};
+pub use controller::{process_deltas, ApplyFailure, Controller, ControllerOptions, DeltaHandler};
 pub use factory::{ListerWatcherFactory, SharedInformerFactory};
 pub use list_watch::{
     Call, EventStream, ListerWatcher, ResourceListWatch, ResourceScope, ScriptedListerWatcher,
@@ -69,4 +70,4 @@ pub use shared_informer::{
     metadata_only, resync_period, strip_managed_fields, wait_for_cache_sync, InformerError,
     InformerOptions, SharedIndexInformer,
 };
-pub use status::{InformerStatus, Phase, StatusCell};
+pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};

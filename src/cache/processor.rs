@@ -4,11 +4,21 @@
 //!
 //! * **Isolation** (SI-06). `distribute` only appends to buffers and wakes
 //!   pumps. A handler may return a future; its pump awaits it before the
-//!   next notification, so a slow async handler delays only itself. Buffers
-//!   are unbounded (client-go's ring buffer grows too). A CPU-bound
-//!   synchronous handler still occupies the one thread — no design can
-//!   isolate that — but a pump yields to the event loop after each time
+//!   next notification, so a slow async handler delays only itself. A
+//!   CPU-bound synchronous handler still occupies the one thread (no design
+//!   can isolate that), but a pump yields to the event loop after each time
 //!   slice so a long backlog does not freeze a page.
+//! * **Order.** One listener sees every change in the order the cache
+//!   applied it, across adds, updates and deletes. Work queued with
+//!   [`Registration::enqueue`] runs in that same order (the JS layer uses it
+//!   to replay the cache to a handler joining a shared listener).
+//! * **Bounded backlog.** A listener holding `max_pending` notifications or
+//!   more is *over*; it stays over until its pump has brought it down to
+//!   half. While any listener is over, [`Processor::has_room`] is false and
+//!   the controller stops popping the queue, so the queue fills and the
+//!   reflector stops reading the watch: the stream's own flow control holds
+//!   the server back. Nothing is dropped. The bound is soft by one key's
+//!   deltas and by a late handler's replay of the cache.
 //! * **Failures.** A Rust handler that panics cannot be isolated in wasm (a
 //!   panic aborts the module), so the binding layer wraps JS callbacks and
 //!   catches their exceptions; there is no 1 s pause after a failure (SI-16
@@ -37,6 +47,9 @@ use super::keys::DeltaObject;
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, yield_now, Instant, Notify, SharedClock, TaskHandle};
 
+/// The default bound of a handler's backlog (notifications waiting for it).
+pub const DEFAULT_MAX_PENDING: usize = 1024;
+
 /// One change delivered to a handler.
 #[derive(Clone, Debug)]
 pub enum Notification {
@@ -62,6 +75,15 @@ const PUMP_SLICE: Duration = Duration::from_millis(8);
 enum Item {
     Note(Notification),
     SyncMarker,
+    Call(Box<dyn FnOnce()>),
+}
+
+/// How many listeners are over their backlog bound, and a signal for the
+/// moment none is.
+#[derive(Default)]
+struct Gate {
+    over: Cell<usize>,
+    room: Notify,
 }
 
 pub(crate) struct Listener {
@@ -69,7 +91,11 @@ pub(crate) struct Listener {
     handler: Handler,
     buffer: RefCell<VecDeque<Item>>,
     wake: Notify,
+    gate: Rc<Gate>,
+    max_pending: usize,
+    over: Cell<bool>,
     synced: Cell<bool>,
+    synced_notify: Notify,
     requested_resync: Duration,
     resync_period: Cell<Duration>,
     next_resync: Cell<Instant>,
@@ -85,8 +111,43 @@ impl Listener {
         if self.removed.get() {
             return;
         }
-        self.buffer.borrow_mut().push_back(item);
+        let len = {
+            let mut b = self.buffer.borrow_mut();
+            b.push_back(item);
+            b.len()
+        };
+        if self.max_pending > 0 && len >= self.max_pending && !self.over.replace(true) {
+            self.gate.over.set(self.gate.over.get() + 1);
+        }
         self.wake.notify_waiters();
+    }
+
+    /// Leave the "over" state once the backlog is down to half the bound
+    /// (or the listener is gone).
+    fn relieve(&self, len: usize) {
+        if self.over.get() && (len <= self.max_pending / 2 || self.removed.get()) {
+            self.over.set(false);
+            let n = self.gate.over.get().saturating_sub(1);
+            self.gate.over.set(n);
+            if n == 0 {
+                self.gate.room.notify_waiters();
+            }
+        }
+    }
+
+    fn pop(&self) -> Option<Item> {
+        let (item, len) = {
+            let mut b = self.buffer.borrow_mut();
+            let item = b.pop_front();
+            (item, b.len())
+        };
+        self.relieve(len);
+        item
+    }
+
+    fn set_synced(&self) {
+        self.synced.set(true);
+        self.synced_notify.notify_waiters();
     }
 
     async fn pump(self: Rc<Self>, clock: SharedClock) {
@@ -97,31 +158,42 @@ impl Listener {
                 break;
             }
             let wait = self.wake.notified();
-            let next = self.buffer.borrow_mut().pop_front();
-            match next {
+            let delivered = match self.pop() {
                 Some(Item::Note(n)) => {
                     if let Some(fut) = (self.handler)(n) {
                         fut.await;
                         slice_start = clock.now();
                     }
-                    since_check += 1;
-                    if since_check >= 64 {
-                        since_check = 0;
-                        let now = clock.now();
-                        if now.saturating_duration_since(slice_start) >= PUMP_SLICE {
-                            yield_now().await;
-                            slice_start = clock.now();
-                        }
-                    }
+                    true
                 }
-                Some(Item::SyncMarker) => self.synced.set(true),
+                Some(Item::Call(f)) => {
+                    f();
+                    true
+                }
+                Some(Item::SyncMarker) => {
+                    self.set_synced();
+                    false
+                }
                 None => {
                     wait.await;
                     slice_start = clock.now();
+                    false
+                }
+            };
+            if delivered {
+                since_check += 1;
+                if since_check >= 64 {
+                    since_check = 0;
+                    let now = clock.now();
+                    if now.saturating_duration_since(slice_start) >= PUMP_SLICE {
+                        yield_now().await;
+                        slice_start = clock.now();
+                    }
                 }
             }
         }
         self.buffer.borrow_mut().clear();
+        self.relieve(0);
         self.exited.set(true);
         self.exit.notify_waiters();
     }
@@ -131,6 +203,8 @@ impl Listener {
             return;
         }
         self.buffer.borrow_mut().clear();
+        self.relieve(0);
+        self.synced_notify.notify_waiters();
         if self.task.borrow().is_none() {
             // Never started: nothing will run.
             self.exited.set(true);
@@ -160,6 +234,8 @@ pub(crate) struct Processor {
     next_id: Cell<u64>,
     running: Cell<bool>,
     check_period: Cell<Duration>,
+    gate: Rc<Gate>,
+    max_pending: Cell<usize>,
 }
 
 impl Processor {
@@ -170,7 +246,45 @@ impl Processor {
             next_id: Cell::new(1),
             running: Cell::new(false),
             check_period: Cell::new(check_period),
+            gate: Rc::default(),
+            max_pending: Cell::new(DEFAULT_MAX_PENDING),
         }
+    }
+
+    /// The backlog bound for listeners added from now on (0 = unbounded).
+    pub(crate) fn set_max_pending(&self, n: usize) {
+        self.max_pending.set(n);
+    }
+
+    /// Whether every listener is under its backlog bound.
+    pub(crate) fn has_room(&self) -> bool {
+        self.gate.over.get() == 0
+    }
+
+    /// Resolves once every listener is under its backlog bound.
+    pub(crate) async fn wait_for_room(&self) {
+        loop {
+            let wait = self.gate.room.notified();
+            if self.has_room() {
+                return;
+            }
+            wait.await;
+        }
+    }
+
+    /// The longest backlog among the listeners.
+    pub(crate) fn max_backlog(&self) -> usize {
+        self.listeners
+            .borrow()
+            .iter()
+            .map(|l| l.buffer.borrow().len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The backlog bound listeners are created with.
+    pub(crate) fn max_pending(&self) -> usize {
+        self.max_pending.get()
     }
 
     pub(crate) fn check_period(&self) -> Duration {
@@ -205,7 +319,11 @@ impl Processor {
             handler,
             buffer: RefCell::new(VecDeque::new()),
             wake: Notify::new(),
+            gate: self.gate.clone(),
+            max_pending: self.max_pending.get(),
+            over: Cell::new(false),
             synced: Cell::new(false),
+            synced_notify: Notify::new(),
             requested_resync,
             resync_period: Cell::new(period),
             next_resync: Cell::new(now + period),
@@ -215,12 +333,9 @@ impl Processor {
             exit: Notify::new(),
             task: RefCell::new(None),
         });
-        {
-            let mut buf = l.buffer.borrow_mut();
-            replay(&mut |n| buf.push_back(Item::Note(n)));
-            if synced {
-                buf.push_back(Item::SyncMarker);
-            }
+        replay(&mut |n| l.push(Item::Note(n)));
+        if synced {
+            l.push(Item::SyncMarker);
         }
         if self.running.get() {
             self.spawn_pump(&l);
@@ -363,6 +478,29 @@ impl Registration {
     /// Notifications waiting in this handler's buffer.
     pub fn pending(&self) -> usize {
         self.listener.buffer.borrow().len()
+    }
+
+    /// Run `f` on this handler's pump after everything queued to it so far
+    /// and before anything queued later. Dropped if the registration is
+    /// removed first. Counts towards the backlog like a notification.
+    pub fn enqueue(&self, f: Box<dyn FnOnce()>) {
+        self.listener.push(Item::Call(f));
+    }
+
+    /// Resolves once [`has_synced`](Registration::has_synced) is true, or
+    /// false if the registration is removed (or its informer stops) first.
+    /// Must not be awaited from inside this handler.
+    pub async fn wait_for_sync(&self) -> bool {
+        loop {
+            let wait = self.listener.synced_notify.notified();
+            if self.has_synced() {
+                return true;
+            }
+            if self.listener.removed.get() {
+                return false;
+            }
+            wait.await;
+        }
     }
 }
 

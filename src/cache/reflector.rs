@@ -66,9 +66,10 @@ use futures::StreamExt;
 pub use backoff::{BackoffManager, BackoffOptions};
 
 use super::delta_fifo::DeltaFifo;
+use super::delta_fifo::{describe, SkippedObject};
 use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
-use super::status::{Phase, StatusCell};
+use super::status::{Failure, Phase, StatusCell, StatusError};
 use crate::rest::{Error, KubeObject, ListParams, WatchEvent, WatchParams};
 use crate::rt::{Instant, Notify, Rng, SharedClock, Sleep};
 
@@ -86,7 +87,7 @@ pub struct ReflectorOptions {
     pub resync_period: Option<Duration>,
     /// Backoff between attempts (RL-16).
     pub backoff: BackoffOptions,
-    /// Stop reading the watch while the queue holds this many keys (back-pressure).
+    /// Stop reading the watch while the queue holds this many deltas (back-pressure).
     pub max_queued: usize,
     /// Start with a streaming watch-list instead of a paginated list.
     pub use_watch_list: bool,
@@ -156,6 +157,8 @@ pub struct Reflector {
     should_resync: Option<ShouldResync>,
     on_replace: Option<Rc<dyn Fn()>>,
     drained: Notify,
+    relist_requested: Cell<bool>,
+    relist_notify: Notify,
     state: RefCell<State>,
     rng: RefCell<Rng>,
     resync_at: Cell<Option<Instant>>,
@@ -206,6 +209,8 @@ impl Reflector {
             should_resync: None,
             on_replace: None,
             drained: Notify::new(),
+            relist_requested: Cell::new(false),
+            relist_notify: Notify::new(),
             state: RefCell::new(State::default()),
             rng: RefCell::new(Rng::with_seed(seed)),
             resync_at: Cell::new(None),
@@ -243,6 +248,15 @@ impl Reflector {
         self.drained.clone()
     }
 
+    /// End the current watch and relist from the last RV: the consumer could
+    /// not apply a change this reflector queued, and a relist is what
+    /// brings the cache back to the server's state (a re-watch would skip
+    /// the change).
+    pub fn request_relist(&self) {
+        self.relist_requested.set(true);
+        self.relist_notify.notify_waiters();
+    }
+
     /// The RV of the last list, event or bookmark applied (`""` before the first list).
     pub fn last_sync_resource_version(&self) -> String {
         self.state.borrow().last_rv.clone()
@@ -262,12 +276,35 @@ impl Reflector {
     }
 
     fn record_error(&self, e: &Error) {
-        let entry = (
-            e.to_string(),
-            e.code().unwrap_or(0),
-            e.reason().unwrap_or("").to_owned(),
-        );
+        let entry = StatusError {
+            message: e.to_string(),
+            code: e.code().unwrap_or(0),
+            reason: e.reason().unwrap_or("").to_owned(),
+            key: None,
+        };
         self.status.update(|s| s.last_error = Some(entry));
+    }
+
+    /// Report list items that could not be decoded; the rest of the list is applied.
+    fn report_invalid(&self, invalid: Vec<(String, Error)>) {
+        for (key, e) in invalid {
+            self.status.report_failure(Failure {
+                key,
+                reason: e.reason().unwrap_or("Invalid").to_owned(),
+                message: format!("skipped a listed object: {e}"),
+            });
+        }
+    }
+
+    /// Report objects a list (or watch-list) could not cache; the rest of it is applied.
+    pub(super) fn report_skipped(&self, skipped: Vec<SkippedObject>) {
+        for s in skipped {
+            self.status.report_failure(Failure {
+                key: s.key,
+                reason: s.error.reason().to_owned(),
+                message: format!("skipped a listed object: {}", s.error),
+            });
+        }
     }
 
     fn report(&self, e: &Error) {
@@ -343,7 +380,11 @@ impl Reflector {
         if pending.is_none() {
             self.status.quiet(|s| s.watch_list = false);
             self.list().await?;
+            // The list is in the queue: from here the informer is live (or
+            // backing off), never "listing", while the watch connects.
+            self.set_phase(Phase::Watching);
         }
+        self.relist_requested.set(false);
         self.resync_at
             .set(self.opts.resync_period.map(|p| self.clock.now() + p));
         let mut internal = RetryWindow::new(self.opts.max_internal_error_retry);
@@ -450,12 +491,12 @@ impl Reflector {
                 continue_token: cont.clone(),
                 ..Default::default()
             };
-            let page = match self.lw.list(params).await {
+            let mut page = match self.lw.list(params).await {
                 Ok(p) => p,
                 Err(e) if cont.is_some() && is_expired(&e) => {
                     // PG-04 / RL-07: the continue token expired; one full list at the original RV.
                     self.record_error(&e);
-                    let full = self
+                    let mut full = self
                         .lw
                         .list(ListParams {
                             resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
@@ -463,6 +504,7 @@ impl Reflector {
                         })
                         .await?;
                     reject_table(&full.kind)?;
+                    self.report_invalid(std::mem::take(&mut full.invalid));
                     let n = full.items.len() as u64;
                     self.status.update(|s| {
                         s.listed = n;
@@ -474,6 +516,7 @@ impl Reflector {
                 Err(e) => return Err(e),
             };
             reject_table(&page.kind)?;
+            self.report_invalid(std::mem::take(&mut page.invalid));
             let n = page.items.len() as u64;
             let remaining = page.remaining_item_count.map(|r| r.max(0) as u64);
             if let (Some(r), true) = (remaining, n > 0) {
@@ -509,9 +552,8 @@ impl Reflector {
                 None => break page.resource_version,
             }
         };
-        self.fifo
-            .replace(items, &list_rv)
-            .map_err(|e| Error::invalid_request(format!("replacing the queue: {e}")))?;
+        let skipped = self.fifo.replace(items, &list_rv);
+        self.report_skipped(skipped);
         self.set_last_rv(&list_rv);
         self.status.quiet(|s| s.resource_version = list_rv);
         self.replaced();
@@ -541,16 +583,25 @@ impl Reflector {
         let mut track_rv = concrete_rv;
         let mut timer = self.resync_timer();
         loop {
+            let relist = self.relist_notify.notified();
+            if self.relist_requested.get() {
+                return WatchEnd::Relist;
+            }
+            let next = select(stream.next(), relist);
             let item = match timer.as_mut() {
-                Some(t) => match select(stream.next(), t).await {
-                    Either::Left((item, _)) => item,
+                Some(t) => match select(next, t).await {
+                    Either::Left((Either::Left((item, _)), _)) => item,
+                    Either::Left((Either::Right(((), _)), _)) => continue,
                     Either::Right(((), _)) => {
                         self.on_resync_timer();
                         timer = self.resync_timer();
                         continue;
                     }
                 },
-                None => stream.next().await,
+                None => match next.await {
+                    Either::Left((item, _)) => item,
+                    Either::Right(((), _)) => continue,
+                },
             };
             match item {
                 None | Some(Err(Error::Network { .. } | Error::Timeout { .. })) => {
@@ -592,7 +643,9 @@ impl Reflector {
                     if !matches!(ev, WatchEvent::Added(_)) {
                         track_rv = true;
                     }
-                    self.apply(ev, track_rv);
+                    if !self.apply(ev, track_rv) {
+                        return WatchEnd::Relist;
+                    }
                     self.wait_for_room().await;
                 }
             }
@@ -601,9 +654,10 @@ impl Reflector {
 
     /// Back-pressure: while the queue is full, stop pulling the stream.
     async fn wait_for_room(&self) {
-        while self.fifo.len() >= self.opts.max_queued.max(1) && !self.fifo.is_closed() {
+        let max = self.opts.max_queued.max(1);
+        while self.fifo.queued_deltas() >= max && !self.fifo.is_closed() {
             let wait = self.drained.notified();
-            if self.fifo.len() < self.opts.max_queued.max(1) {
+            if self.fifo.queued_deltas() < max || self.relist_requested.get() {
                 break;
             }
             wait.await;
@@ -620,17 +674,19 @@ impl Reflector {
                 .is_some_and(|k| !kind.is_empty() && kind != k)
     }
 
-    /// RL-09: one event into the queue. Queue errors (an unkeyable object, a
-    /// failing transform) are recorded and skipped, as client-go logs them.
-    fn apply(&self, ev: WatchEvent, track_rv: bool) {
+    /// RL-09: one event into the queue. An event the queue refuses (an
+    /// unkeyable object, a failing transform) is reported with its key and
+    /// the RV stays before it; `false` tells the caller to relist, which is
+    /// what brings the change (or its later state) into the cache.
+    fn apply(&self, ev: WatchEvent, track_rv: bool) -> bool {
         let wall = self.clock.wall_millis();
-        let Some(obj) = ev.object() else { return };
+        let Some(obj) = ev.object() else { return true };
         if !matches!(ev, WatchEvent::Bookmark(_)) && self.wrong_kind(obj) {
-            return;
+            return true;
         }
-        if track_rv && !obj.resource_version().is_empty() {
-            self.set_last_rv(obj.resource_version());
-        }
+        let rv = (track_rv && !obj.resource_version().is_empty())
+            .then(|| obj.resource_version().to_owned());
+        let key = describe(obj);
         let r = match ev {
             WatchEvent::Added(o) => self.fifo.add(o),
             WatchEvent::Modified(o) => self.fifo.update(o),
@@ -638,14 +694,21 @@ impl Reflector {
             WatchEvent::Bookmark(_) | WatchEvent::Error(_) => Ok(()),
         };
         if let Err(e) = r {
-            self.record_error(&Error::invalid_request(format!(
-                "queueing a watch event: {e}"
-            )));
+            self.status.report_failure(Failure {
+                key,
+                reason: e.reason().to_owned(),
+                message: format!("could not queue a watch event: {e}"),
+            });
+            return false;
+        }
+        if let Some(rv) = rv {
+            self.set_last_rv(&rv);
         }
         self.status.quiet(|s| {
             s.events_applied += 1;
             s.last_event_at_ms = Some(wall);
         });
+        true
     }
 }
 

@@ -93,13 +93,15 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::controller::{Controller, ControllerOptions, DeltaHandler};
+use super::controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
 use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects, Transformer};
 use super::keys::DeltaObject;
 use super::list_watch::ListerWatcher;
-use super::processor::{Handler, Notification, Processor, Registration, MIN_RESYNC_PERIOD};
+use super::processor::{
+    Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
+};
 use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
-use super::status::{InformerStatus, Phase, StatusCell};
+use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
@@ -118,6 +120,10 @@ pub struct InformerOptions {
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
+    /// The bound of each handler's backlog ([`DEFAULT_MAX_PENDING`] when
+    /// `None`; `Some(0)` = unbounded). While a handler is over it, the
+    /// informer stops applying the queue and reading the watch.
+    pub max_pending: Option<usize>,
 }
 
 /// Why an informer refused a request.
@@ -167,8 +173,9 @@ pub struct SharedIndexInformer {
     inner: Rc<Inner>,
 }
 
-/// Forwards the controller's writes to the processor.
-struct Fanout(Rc<Processor>);
+/// Forwards the controller's writes to the processor, and holds the
+/// controller back while a listener's backlog is full (shown in the status).
+struct Fanout(Rc<Processor>, StatusCell);
 
 impl DeltaHandler for Fanout {
     fn on_add(&self, obj: &KubeObject, initial: bool) {
@@ -182,6 +189,24 @@ impl DeltaHandler for Fanout {
     }
     fn on_delete(&self, obj: &DeltaObject) {
         self.0.distribute(Notification::Delete(obj.clone()), false);
+    }
+    fn has_room(&self) -> bool {
+        self.0.has_room()
+    }
+    fn wait_for_room(&self) -> futures::future::LocalBoxFuture<'static, ()> {
+        let (p, status) = (self.0.clone(), self.1.clone());
+        Box::pin(async move {
+            if p.has_room() {
+                return;
+            }
+            let held = HeldBack {
+                pending: p.max_backlog(),
+                limit: p.max_pending(),
+            };
+            status.update(|s| s.held_back = Some(held));
+            p.wait_for_room().await;
+            status.update(|s| s.held_back = None);
+        })
     }
 }
 
@@ -213,10 +238,12 @@ impl SharedIndexInformer {
         // A duplicate of the built-in name is the only failure; it keeps the built-in.
         let _ = indexer.add_indexers(opts.indexers.clone());
         let check = opts.reflector.resync_period.unwrap_or_default();
+        let processor = Processor::new(clock.clone(), check);
+        processor.set_max_pending(opts.max_pending.unwrap_or(DEFAULT_MAX_PENDING));
         SharedIndexInformer {
             inner: Rc::new(Inner {
                 lw,
-                processor: Rc::new(Processor::new(clock.clone(), check)),
+                processor: Rc::new(processor),
                 clock,
                 indexer,
                 fifo: RefCell::new(None),
@@ -330,6 +357,26 @@ impl SharedIndexInformer {
         handler: Handler,
         resync: Duration,
     ) -> Result<Registration, InformerError> {
+        self.register(handler, resync, true)
+    }
+
+    /// A listener that receives only what the cache applies from now on,
+    /// with no replay of what it holds: for a caller that replays the cache
+    /// itself, per handler, through [`Registration::enqueue`].
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn add_listener_without_replay(
+        &self,
+        handler: Handler,
+    ) -> Result<Registration, InformerError> {
+        self.register(handler, Duration::ZERO, false)
+    }
+
+    fn register(
+        &self,
+        handler: Handler,
+        resync: Duration,
+        replay: bool,
+    ) -> Result<Registration, InformerError> {
         if self.inner.stopped.get() {
             return Err(InformerError::Stopped);
         }
@@ -346,7 +393,7 @@ impl SharedIndexInformer {
                 }
             }
         }
-        let started = self.inner.started.get();
+        let started = self.inner.started.get() && replay;
         let indexer = &self.inner.indexer;
         let listener = p.add(
             handler,
@@ -439,10 +486,24 @@ impl SharedIndexInformer {
             .with_on_replace(Some(on_turn.clone())),
         );
         *inner.reflector.borrow_mut() = Some(reflector.clone());
+        let status = inner.status.clone();
+        let weak_reflector = Rc::downgrade(&reflector);
+        let on_failure: Rc<dyn Fn(ApplyFailure)> = Rc::new(move |f: ApplyFailure| {
+            status.report_failure(Failure {
+                key: f.key,
+                reason: f.error.reason().to_owned(),
+                message: format!("could not cache an object: {}", f.error),
+            });
+            if f.from_watch {
+                if let Some(r) = weak_reflector.upgrade() {
+                    r.request_relist();
+                }
+            }
+        });
         let controller = Controller::new(
             fifo,
             inner.indexer.clone(),
-            Rc::new(Fanout(inner.processor.clone())),
+            Rc::new(Fanout(inner.processor.clone(), inner.status.clone())),
             inner.clock.clone(),
             ControllerOptions {
                 batch: opts.batch.unwrap_or(1000).max(1),
@@ -450,7 +511,8 @@ impl SharedIndexInformer {
             },
         )
         .with_drained(reflector.drained())
-        .with_on_turn(on_turn);
+        .with_on_turn(on_turn)
+        .with_on_failure(on_failure);
         inner.processor.run();
         let mut tasks = inner.tasks.borrow_mut();
         tasks.push(spawn_local(controller.run()));

@@ -58,8 +58,13 @@ pub struct InformerStatus {
     pub reconnects: u64,
     /// Wall-clock ms of the last watch event or bookmark.
     pub last_event_at_ms: Option<f64>,
-    /// The last error, as text, with its HTTP code (0 if none) and reason.
-    pub last_error: Option<(String, u16, String)>,
+    /// The last error.
+    pub last_error: Option<StatusError>,
+    /// Objects the cache could not apply (skipped and reported) so far.
+    pub skipped: u64,
+    /// Set while a handler's backlog holds the informer back (the watch is
+    /// not read until it drains).
+    pub held_back: Option<HeldBack>,
     /// Watch events applied to the queue.
     pub events_applied: u64,
     /// Objects in the store.
@@ -72,12 +77,50 @@ pub struct InformerStatus {
     pub watch_list: bool,
 }
 
+/// An error as the status shows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusError {
+    /// What went wrong.
+    pub message: String,
+    /// The HTTP code (0 when the error did not come from a response).
+    pub code: u16,
+    /// The `Status` reason (`Expired`, `Invalid`, ...; empty if none).
+    pub reason: String,
+    /// The object key, when the error concerns one object.
+    pub key: Option<String>,
+}
+
+/// Why delivery is paused: a handler fell behind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeldBack {
+    /// Notifications waiting for the slowest handler.
+    pub pending: usize,
+    /// The backlog bound that was reached.
+    pub limit: usize,
+}
+
+/// A change the cache could not apply. It reaches the informer's failure
+/// listeners and the status; the object was skipped (the cache holds no
+/// stale version of it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// The object's key (`namespace/name`), or what is known of it.
+    pub key: String,
+    /// Why it could not be applied.
+    pub message: String,
+    /// The `Status`-style reason (`Invalid` for bad objects, `TransformFailed`,
+    /// `IndexFailed`).
+    pub reason: String,
+}
+
 type StatusListener = Rc<dyn Fn(&InformerStatus)>;
+type FailureListener = Rc<dyn Fn(&Failure)>;
 
 #[derive(Default)]
 struct Shared {
     status: InformerStatus,
     listeners: Vec<(u64, StatusListener)>,
+    failure_listeners: Vec<(u64, FailureListener)>,
     last_id: u64,
     changed: Notify,
 }
@@ -136,7 +179,42 @@ impl StatusCell {
 
     /// Stop listening. Unknown ids are ignored.
     pub fn unsubscribe(&self, id: u64) {
-        self.inner.borrow_mut().listeners.retain(|(i, _)| *i != id);
+        let mut i = self.inner.borrow_mut();
+        i.listeners.retain(|(i, _)| *i != id);
+        i.failure_listeners.retain(|(i, _)| *i != id);
+    }
+
+    /// Report a change the cache could not apply: counted, shown as the last
+    /// error, and passed to every failure listener.
+    pub fn report_failure(&self, f: Failure) {
+        let listeners: Vec<FailureListener> = self
+            .inner
+            .borrow()
+            .failure_listeners
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
+        self.update(|s| {
+            s.skipped += 1;
+            s.last_error = Some(StatusError {
+                message: f.message.clone(),
+                code: 0,
+                reason: f.reason.clone(),
+                key: Some(f.key.clone()),
+            });
+        });
+        for l in listeners {
+            l(&f);
+        }
+    }
+
+    /// Listen for failures; returns an id for [`unsubscribe`](StatusCell::unsubscribe).
+    pub fn on_failure(&self, l: impl Fn(&Failure) + 'static) -> u64 {
+        let mut i = self.inner.borrow_mut();
+        i.last_id += 1;
+        let id = i.last_id;
+        i.failure_listeners.push((id, Rc::new(l)));
+        id
     }
 
     /// Resolves at the next notified change (for async consumers).

@@ -121,6 +121,19 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+impl StoreError {
+    /// A `Status`-style reason for reports: `Invalid` (no key),
+    /// `IndexFailed`, `TransformFailed`, or `InternalError`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StoreError::Key(_) => "Invalid",
+            StoreError::IndexFunc { .. } => "IndexFailed",
+            StoreError::Transform(_) => "TransformFailed",
+            _ => "InternalError",
+        }
+    }
+}
+
 impl From<KeyError> for StoreError {
     fn from(e: KeyError) -> Self {
         StoreError::Key(e)

@@ -94,6 +94,8 @@ export interface ListResult<T> {
   resourceVersion: string;
   continue?: string;
   remainingItemCount?: number;
+  /** Items left out of `items` because they are not valid objects (e.g. bad metadata): their key, as far as known, and why. */
+  invalid?: { key: string; message: string }[];
 }
 
 /** Options of a watch. */
@@ -357,6 +359,20 @@ impl ResourceClient {
             );
             if let Some(c) = list.continue_token {
                 let _ = Reflect::set(&out, &"continue".into(), &c.into());
+            }
+            if !list.invalid.is_empty() {
+                // Items that are not objects the client can hold: reported, not dropped silently.
+                let bad: js_sys::Array = list
+                    .invalid
+                    .iter()
+                    .map(|(key, e)| -> JsValue {
+                        let o = Object::new();
+                        let _ = Reflect::set(&o, &"key".into(), &key.into());
+                        let _ = Reflect::set(&o, &"message".into(), &e.to_string().into());
+                        o.into()
+                    })
+                    .collect();
+                let _ = Reflect::set(&out, &"invalid".into(), &bad);
             }
             if let Some(n) = list.remaining_item_count {
                 let _ = Reflect::set(

@@ -23,12 +23,13 @@ use super::frame::on_next_frame;
 use super::object::to_js;
 use super::options::{self, report};
 use crate::cache::{
-    metadata_only, resync_period, strip_managed_fields, DeltaObject, FieldSelector, Handler,
-    IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister,
-    Notification, ReflectorOptions, ResourceScope, SharedIndexInformer, SharedInformerFactory,
-    Transformer,
+    metadata_only, resync_period, strip_managed_fields, DeltaObject, Failure, FieldSelector,
+    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
+    Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
+    SharedIndexInformer, SharedInformerFactory, Transformer,
 };
 use crate::rest::KubeObject;
+use crate::rt::Notify;
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFORMER_TS: &'static str = r#"
@@ -52,6 +53,14 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   transform?: (obj: T) => T;
   /** Extra indexes: name → values an object is listed under. */
   indexers?: Record<string, (obj: T) => string[]>;
+  /**
+   * The most notifications a handler may have waiting (default 1024; 0 = no
+   * bound). While a handler is over it, the informer stops reading the watch
+   * (the server is held back by the stream's flow control) until the handler
+   * has worked its backlog down to half; nothing is dropped. `status.heldBack`
+   * says when this happens.
+   */
+  maxBacklog?: number;
   /**
    * Label keys to index (e.g. `['app']`): listers and scoped views answer an
    * equality selector on them (`app=web`, with or without a namespace) from
@@ -81,10 +90,35 @@ export interface InformerStatus {
   reconnects: number;
   /** Epoch ms of the last watch event or bookmark. */
   lastEventAt?: number;
-  lastError?: { message: string; code: number; reason: string };
+  /** The last error; `key` names the object when one object could not be cached. */
+  lastError?: { message: string; code: number; reason: string; key?: string };
+  /** Objects the cache could not apply (each reported to `error` listeners). */
+  skipped: number;
+  /** Present while a slow handler holds the informer back: its backlog and the bound. */
+  heldBack?: { pending: number; limit: number };
   eventsApplied: number;
   cached: number;
   synced: boolean;
+}
+
+/**
+ * Handlers of one registration (client-go's `ResourceEventHandlerFuncs`).
+ * They observe every change in the order the cache applied it, across
+ * `add`, `update` and `delete`. A handler that throws is reported to the
+ * informer's `error` listeners and does not stop the others.
+ */
+export interface EventHandlers<T extends KubeObject = KubeObject> {
+  /** An object appeared (or, for a registration made after start, was already cached). */
+  add?: (obj: T) => void;
+  /** An object changed: the cached old version, then the new one. */
+  update?: (oldObj: T, newObj: T) => void;
+  /** An object went away: its last known version (or `null` when only its key is known). */
+  delete?: (obj: T) => void;
+}
+
+export declare interface KubeError {
+  /** For an object the cache could not apply: its key (`namespace/name`). */
+  readonly key?: string;
 }
 
 /** Filters for listers and scoped snapshots. */
@@ -117,14 +151,72 @@ struct State {
     errors: RefCell<Vec<(u64, Function)>>,
     next_id: Cell<u64>,
     snapshot: RefCell<Option<(u64, Array)>>,
-    scoped: RefCell<HashMap<String, (u64, Array)>>,
+    scoped: RefCell<HashMap<String, ScopedEntry>>,
+    /// The one listener behind every `on('add' | 'update' | 'delete')`.
+    group: RefCell<Option<Group>>,
+    /// Every listener `waitForSync` waits for: the diff recorder and each
+    /// `addEventHandler` registration.
+    regs: RefCell<Vec<(u64, Registration)>>,
+    /// Fired when an `on()` handler has received its replay.
+    joined: Notify,
 }
+
+/// A cached scoped snapshot: its version and when it was last read.
+struct ScopedEntry {
+    version: u64,
+    array: Array,
+    used: u64,
+}
+
+/// Scoped snapshots kept per informer. A view created per keystroke or per
+/// render reuses an entry while its selector is among the recent ones.
+const MAX_SCOPED: usize = 32;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    Add,
+    Update,
+    Delete,
+}
+
+/// One `on()` handler inside the shared listener.
+struct OnEntry {
+    id: u64,
+    kind: EventKind,
+    f: Function,
+    /// Set on the listener's pump once the handler's replay is delivered:
+    /// from then on it receives every notification.
+    active: Cell<bool>,
+    removed: Cell<bool>,
+}
+
+/// The shared listener of `on()` handlers: one queue, so every handler sees
+/// one order; entries are replaced copy-on-write so delivery never holds a
+/// borrow while JS runs.
+struct Group {
+    reg: Registration,
+    entries: Rc<RefCell<Rc<Vec<Rc<OnEntry>>>>>,
+}
+
+/// Objects replayed per queued call when an `add` handler joins late.
+const REPLAY_CHUNK: usize = 16;
 
 impl State {
     fn id(&self) -> u64 {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         id
+    }
+
+    fn report_failure(&self, f: &Failure) {
+        let err = KubeErrorInit {
+            message: format!("{} ({})", f.message, f.key),
+            reason: f.reason.clone(),
+            ..Default::default()
+        }
+        .into_js();
+        let _ = Reflect::set(&err, &"key".into(), &f.key.as_str().into());
+        self.report_error(&err);
     }
 
     fn report_error(&self, err: &JsValue) {
@@ -170,6 +262,121 @@ impl State {
         }
     }
 
+    /// Add an `on()` handler to the shared listener. It first receives the
+    /// cache as it is now (an `add` handler) and then every change applied
+    /// after this call, in order.
+    fn join(self: &Rc<Self>, kind: EventKind, f: Function) -> Result<u64, JsValue> {
+        let stopped = || JsValue::from(KubeErrorInit::invalid("the informer has stopped"));
+        if self.group.borrow().is_none() {
+            let entries: Rc<RefCell<Rc<Vec<Rc<OnEntry>>>>> = Rc::default();
+            let handler = group_handler(Rc::downgrade(self), entries.clone());
+            let reg = self
+                .inf
+                .add_listener_without_replay(handler)
+                .map_err(|_| stopped())?;
+            *self.group.borrow_mut() = Some(Group { reg, entries });
+        }
+        let group = self.group.borrow();
+        let group = group.as_ref().ok_or_else(stopped)?;
+        let entry = Rc::new(OnEntry {
+            id: self.id(),
+            kind,
+            f,
+            active: Cell::new(false),
+            removed: Cell::new(false),
+        });
+        {
+            let mut list = group.entries.borrow_mut();
+            let mut next: Vec<Rc<OnEntry>> = list.iter().cloned().collect();
+            next.push(entry.clone());
+            *list = Rc::new(next);
+        }
+        if kind == EventKind::Add && self.inf.is_started() {
+            let objs = self.inf.indexer().list();
+            for chunk in objs.chunks(REPLAY_CHUNK) {
+                let (e, chunk, weak) = (entry.clone(), chunk.to_vec(), Rc::downgrade(self));
+                group.reg.enqueue(Box::new(move || {
+                    for o in &chunk {
+                        if e.removed.get() {
+                            return;
+                        }
+                        if let Err(err) = e.f.call1(&JsValue::NULL, &to_js(o)) {
+                            if let Some(s) = weak.upgrade() {
+                                s.report_error(&err);
+                            }
+                        }
+                    }
+                }));
+            }
+        }
+        let (e, weak) = (entry.clone(), Rc::downgrade(self));
+        group.reg.enqueue(Box::new(move || {
+            e.active.set(true);
+            if let Some(s) = weak.upgrade() {
+                s.joined.notify_waiters();
+            }
+        }));
+        Ok(entry.id)
+    }
+
+    /// Remove an `on()` handler; the shared listener goes with the last one.
+    fn leave(&self, id: u64) {
+        let mut group = self.group.borrow_mut();
+        let Some(g) = group.as_ref() else { return };
+        let empty = {
+            let mut list = g.entries.borrow_mut();
+            let mut next: Vec<Rc<OnEntry>> = Vec::with_capacity(list.len());
+            for e in list.iter() {
+                if e.id == id {
+                    e.removed.set(true);
+                } else {
+                    next.push(e.clone());
+                }
+            }
+            let empty = next.is_empty();
+            *list = Rc::new(next);
+            empty
+        };
+        if empty {
+            if let Some(g) = group.take() {
+                g.reg.remove();
+            }
+        }
+        drop(group);
+        self.joined.notify_waiters();
+    }
+
+    /// What `waitForSync` waits for: the informer, then every listener and
+    /// `on()` handler registered so far.
+    fn wait_for_handlers(self: &Rc<Self>) -> impl std::future::Future<Output = ()> {
+        let inf = self.inf.clone();
+        let mut regs: Vec<Registration> =
+            self.regs.borrow().iter().map(|(_, r)| r.clone()).collect();
+        let mut entries = Vec::new();
+        if let Some(g) = self.group.borrow().as_ref() {
+            regs.push(g.reg.clone());
+            entries.extend(g.entries.borrow().iter().cloned());
+        }
+        let joined = self.joined.clone();
+        async move {
+            if !inf.wait_for_sync().await {
+                return;
+            }
+            for r in &regs {
+                r.wait_for_sync().await;
+            }
+            for e in &entries {
+                loop {
+                    let wait = joined.notified();
+                    if e.active.get() || e.removed.get() || inf.is_stopped() {
+                        break;
+                    }
+                    wait.await;
+                }
+            }
+        }
+    }
+
     fn snapshot(&self) -> Array {
         let version = self.changes.borrow().version();
         if let Some((v, arr)) = self.snapshot.borrow().as_ref() {
@@ -181,6 +388,54 @@ impl State {
         *self.snapshot.borrow_mut() = Some((version, arr.clone()));
         arr
     }
+}
+
+/// The deleted object as JS: its final state, or `null` when only the key is known.
+fn deleted_js(d: &DeltaObject) -> JsValue {
+    match d {
+        DeltaObject::Object(o) => to_js(o),
+        DeltaObject::Tombstone(t) => t.obj.as_ref().map(to_js).unwrap_or(JsValue::NULL),
+    }
+}
+
+fn kind_of(n: &Notification) -> EventKind {
+    match n {
+        Notification::Add(..) => EventKind::Add,
+        Notification::Update(..) => EventKind::Update,
+        Notification::Delete(_) => EventKind::Delete,
+    }
+}
+
+/// Call one JS handler with a notification's arguments.
+fn call_js(f: &Function, n: &Notification) -> Result<JsValue, JsValue> {
+    match n {
+        Notification::Add(o, _) => f.call1(&JsValue::NULL, &to_js(o)),
+        Notification::Update(old, new) => f.call2(&JsValue::NULL, &to_js(old), &to_js(new)),
+        Notification::Delete(d) => f.call1(&JsValue::NULL, &deleted_js(d)),
+    }
+}
+
+/// The shared listener's handler: each notification goes to the active
+/// `on()` handlers of its kind, in registration order.
+fn group_handler(
+    state: std::rc::Weak<State>,
+    entries: Rc<RefCell<Rc<Vec<Rc<OnEntry>>>>>,
+) -> Handler {
+    Rc::new(move |n: Notification| {
+        let list = entries.borrow().clone();
+        let kind = kind_of(&n);
+        for e in list.iter() {
+            if e.kind != kind || !e.active.get() || e.removed.get() {
+                continue;
+            }
+            if let Err(err) = call_js(&e.f, &n) {
+                if let Some(s) = state.upgrade() {
+                    s.report_error(&err);
+                }
+            }
+        }
+        None
+    })
 }
 
 fn sorted_js(mut objs: Vec<KubeObject>) -> Array {
@@ -219,12 +474,22 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     if let Some(t) = s.last_event_at_ms {
         set("lastEventAt", t.into());
     }
-    if let Some((message, code, reason)) = &s.last_error {
+    if let Some(err) = &s.last_error {
         let e = Object::new();
-        let _ = Reflect::set(&e, &"message".into(), &message.into());
-        let _ = Reflect::set(&e, &"code".into(), &JsValue::from_f64(*code as f64));
-        let _ = Reflect::set(&e, &"reason".into(), &reason.into());
+        let _ = Reflect::set(&e, &"message".into(), &err.message.as_str().into());
+        let _ = Reflect::set(&e, &"code".into(), &JsValue::from_f64(err.code as f64));
+        let _ = Reflect::set(&e, &"reason".into(), &err.reason.as_str().into());
+        if let Some(k) = &err.key {
+            let _ = Reflect::set(&e, &"key".into(), &k.as_str().into());
+        }
         set("lastError", e.into());
+    }
+    set("skipped", (s.skipped as f64).into());
+    if let Some(h) = &s.held_back {
+        let o = Object::new();
+        let _ = Reflect::set(&o, &"pending".into(), &(h.pending as f64).into());
+        let _ = Reflect::set(&o, &"limit".into(), &(h.limit as f64).into());
+        set("heldBack", o.into());
     }
     set("eventsApplied", (s.events_applied as f64).into());
     set("cached", (s.cached as f64).into());
@@ -351,6 +616,8 @@ impl InformerFactory {
             ..Default::default()
         };
         io.reflector.resync_period = options::number(&opts, "resyncMs")?.and_then(resync_period);
+        io.max_pending =
+            options::number(&opts, "maxBacklog")?.map(|n| n.min(u32::MAX as f64) as usize);
         let strip = options::prop(&opts, "stripManagedFields")
             .and_then(|v| v.as_bool())
             .unwrap_or(true);
@@ -400,6 +667,15 @@ impl InformerFactory {
             next_id: Cell::new(0),
             snapshot: RefCell::new(None),
             scoped: RefCell::new(HashMap::new()),
+            group: RefCell::new(None),
+            regs: RefCell::new(Vec::new()),
+            joined: Notify::new(),
+        });
+        let weak = Rc::downgrade(&state);
+        inf.status().on_failure(move |f| {
+            if let Some(s) = weak.upgrade() {
+                s.report_failure(f);
+            }
         });
         let weak = Rc::downgrade(&state);
         let recorder: Handler = Rc::new(move |n: Notification| {
@@ -417,7 +693,9 @@ impl InformerFactory {
             }
             None
         });
-        inf.add_handler(recorder, false);
+        let reg = inf.add_handler(recorder, false);
+        let id = state.id();
+        state.regs.borrow_mut().push((id, reg));
         self.states.borrow_mut().insert(key, state.clone());
         Ok(Informer { state })
     }
@@ -440,7 +718,9 @@ impl InformerFactory {
     /// Stop every informer.
     pub fn shutdown(&self) {
         self.factory.shutdown();
-        self.states.borrow_mut().clear();
+        for s in self.states.borrow_mut().drain() {
+            s.1.joined.notify_waiters();
+        }
     }
 }
 
@@ -460,13 +740,19 @@ impl Informer {
     /// Stop for good: the watch is aborted and no timer or task remains.
     pub fn stop(&self) {
         self.state.inf.stop();
+        self.state.joined.notify_waiters();
     }
 
     /// Listen for `add` (obj), `update` (oldObj, newObj), `delete` (obj),
     /// `error` (err) or `status` (status). Returns an unsubscribe function.
+    /// Every `add`/`update`/`delete` handler of an informer shares one queue,
+    /// so all of them observe changes in the order the cache applied them.
     /// An `add` handler registered after start first receives every cached
     /// object. A handler that throws is reported to `error` listeners (or
-    /// the console) and does not affect the others.
+    /// the console) and does not affect the others. `error` listeners also
+    /// receive a `KubeError` with the object's `key` for every object the
+    /// cache could not apply (skipped, and the informer relists when that
+    /// brings it back).
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn on(
         &self,
@@ -505,36 +791,18 @@ impl Informer {
                 Ok(unsubscriber(move || status.unsubscribe(id)))
             }
             "add" | "update" | "delete" => {
+                let kind = match event.as_str() {
+                    "add" => EventKind::Add,
+                    "update" => EventKind::Update,
+                    _ => EventKind::Delete,
+                };
+                let id = state.join(kind, handler)?;
                 let weak = Rc::downgrade(&state);
-                let kind = event.clone();
-                let h: Handler = Rc::new(move |n: Notification| {
-                    let result = match (&n, kind.as_str()) {
-                        (Notification::Add(o, _), "add") => {
-                            handler.call1(&JsValue::NULL, &to_js(o))
-                        }
-                        (Notification::Update(old, new), "update") => {
-                            handler.call2(&JsValue::NULL, &to_js(old), &to_js(new))
-                        }
-                        (Notification::Delete(d), "delete") => {
-                            let obj = match d {
-                                DeltaObject::Object(o) => to_js(o),
-                                DeltaObject::Tombstone(t) => {
-                                    t.obj.as_ref().map(to_js).unwrap_or(JsValue::NULL)
-                                }
-                            };
-                            handler.call1(&JsValue::NULL, &obj)
-                        }
-                        _ => Ok(JsValue::UNDEFINED),
-                    };
-                    if let Err(e) = result {
-                        if let Some(s) = weak.upgrade() {
-                            s.report_error(&e);
-                        }
+                Ok(unsubscriber(move || {
+                    if let Some(s) = weak.upgrade() {
+                        s.leave(id);
                     }
-                    None
-                });
-                let reg = state.inf.add_handler(h, false);
-                Ok(unsubscriber(move || reg.remove()))
+                }))
             }
             other => {
                 Err(KubeErrorInit::invalid(format!("unknown informer event {other:?}")).into())
@@ -594,13 +862,65 @@ impl Informer {
         self.state.inf.has_synced()
     }
 
-    /// Resolves once synced (or stopped).
+    /// Resolves once the initial list is in the cache and every handler
+    /// registered before this call (`on`, `addEventHandler`, `subscribe`)
+    /// has received it, or once the informer stops. A handler registered
+    /// later gets the cache as adds on its own; wait for it through its
+    /// registration.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
     pub fn wait_for_sync(&self) -> Promise {
-        let inf = self.state.inf.clone();
+        let wait = self.state.wait_for_handlers();
         future_to_promise(async move {
-            inf.wait_for_sync().await;
+            wait.await;
             Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Register `add`, `update` and `delete` handlers as one listener
+    /// (client-go's `AddEventHandler`): they observe changes in the order
+    /// the cache applied them. Registered after start, it first receives
+    /// every cached object as an add. Returns the registration.
+    #[wasm_bindgen(js_name = addEventHandler)]
+    pub fn add_event_handler(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EventHandlers")] handlers: JsValue,
+    ) -> Result<EventRegistration, JsValue> {
+        let add = options::function(&handlers, "add")?;
+        let update = options::function(&handlers, "update")?;
+        let delete = options::function(&handlers, "delete")?;
+        if add.is_none() && update.is_none() && delete.is_none() {
+            return Err(KubeErrorInit::invalid(
+                "addEventHandler needs at least one of `add`, `update`, `delete`",
+            )
+            .into());
+        }
+        let weak = Rc::downgrade(&self.state);
+        let h: Handler = Rc::new(move |n: Notification| {
+            let f = match &n {
+                Notification::Add(..) => add.as_ref(),
+                Notification::Update(..) => update.as_ref(),
+                Notification::Delete(_) => delete.as_ref(),
+            };
+            if let Some(f) = f {
+                if let Err(e) = call_js(f, &n) {
+                    if let Some(s) = weak.upgrade() {
+                        s.report_error(&e);
+                    }
+                }
+            }
+            None
+        });
+        let reg = self
+            .state
+            .inf
+            .add_event_handler_with_resync(h, std::time::Duration::ZERO)
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        let id = self.state.id();
+        self.state.regs.borrow_mut().push((id, reg.clone()));
+        Ok(EventRegistration {
+            reg,
+            id,
+            state: Rc::downgrade(&self.state),
         })
     }
 
@@ -650,6 +970,47 @@ impl Informer {
     }
 }
 
+/// One `addEventHandler` registration (client-go's `ResourceEventHandlerRegistration`).
+#[wasm_bindgen]
+pub struct EventRegistration {
+    reg: Registration,
+    id: u64,
+    state: std::rc::Weak<State>,
+}
+
+#[wasm_bindgen]
+impl EventRegistration {
+    /// Whether the informer has synced and these handlers have returned from
+    /// every add of the initial list (or of their replay of the cache).
+    #[wasm_bindgen(getter, js_name = hasSynced)]
+    pub fn has_synced(&self) -> bool {
+        self.reg.has_synced()
+    }
+
+    /// Resolves `true` once `hasSynced`, or `false` if the registration is
+    /// removed or the informer stops first.
+    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
+    pub fn wait_for_sync(&self) -> Promise {
+        let reg = self.reg.clone();
+        future_to_promise(async move { Ok(JsValue::from_bool(reg.wait_for_sync().await)) })
+    }
+
+    /// Stop delivery to these handlers (idempotent). A handler running now
+    /// completes; queued notifications are dropped.
+    pub fn remove(&self) {
+        self.reg.remove();
+        if let Some(s) = self.state.upgrade() {
+            s.regs.borrow_mut().retain(|(i, _)| *i != self.id);
+        }
+    }
+
+    /// Whether `remove` was called (or the informer stopped).
+    #[wasm_bindgen(getter, js_name = isRemoved)]
+    pub fn is_removed(&self) -> bool {
+        self.reg.is_removed()
+    }
+}
+
 /// A filtered live view (see `Informer.scoped`).
 #[wasm_bindgen]
 pub struct ScopedView {
@@ -671,9 +1032,11 @@ impl ScopedView {
             self.fields
         );
         let version = self.state.changes.borrow().version();
-        if let Some((v, arr)) = self.state.scoped.borrow().get(&key) {
-            if *v == version {
-                return arr.clone();
+        let tick = self.state.id();
+        if let Some(e) = self.state.scoped.borrow_mut().get_mut(&key) {
+            if e.version == version {
+                e.used = tick;
+                return e.array.clone();
             }
         }
         let lister = RustLister::new(self.state.inf.indexer().clone());
@@ -684,10 +1047,24 @@ impl ScopedView {
             }
         });
         let arr = sorted_js(objs);
-        self.state
-            .scoped
-            .borrow_mut()
-            .insert(key, (version, arr.clone()));
+        let mut cache = self.state.scoped.borrow_mut();
+        if cache.len() >= MAX_SCOPED && !cache.contains_key(&key) {
+            let oldest = cache
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                cache.remove(&k);
+            }
+        }
+        cache.insert(
+            key,
+            ScopedEntry {
+                version,
+                array: arr.clone(),
+                used: tick,
+            },
+        );
         arr
     }
 

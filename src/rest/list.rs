@@ -22,6 +22,10 @@ pub struct ObjectList {
     pub remaining_item_count: Option<i64>,
     /// The items, in server order.
     pub items: Vec<KubeObject>,
+    /// Items that are well-formed JSON but not objects the cache can hold
+    /// (bad metadata), left out of `items`: what is known of each one's
+    /// key (`namespace/name`, possibly partial) and why.
+    pub invalid: Vec<(String, Error)>,
 }
 
 #[derive(Deserialize, Default)]
@@ -51,11 +55,15 @@ pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
             .map_err(|e| Error::decode(format!("invalid list metadata: {e}"), m))?
             .unwrap_or_default(),
     };
-    let items = span
-        .items
-        .into_iter()
-        .map(KubeObject::from_span)
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut items = Vec::with_capacity(span.items.len());
+    let mut invalid = Vec::new();
+    for item in span.items {
+        let raw = item.raw;
+        match KubeObject::from_span(item) {
+            Ok(o) => items.push(o),
+            Err(e) => invalid.push((key_hint(raw), e)),
+        }
+    }
     let text = |s: Option<scan::StrSpan<'_>>| -> Result<String, Error> {
         s.map_or_else(|| Ok(String::new()), |s| s.to_str().map(String::from))
     };
@@ -66,7 +74,27 @@ pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
         continue_token: meta.continue_token.filter(|c| !c.is_empty()),
         remaining_item_count: meta.remaining_item_count,
         items,
+        invalid,
     })
+}
+
+/// `namespace/name` of an item that could not be decoded, as far as its
+/// metadata can be read as plain strings.
+fn key_hint(raw: &[u8]) -> String {
+    let text = |path: &[&str]| {
+        scan::find_path(raw, path)
+            .and_then(|v| serde_json::from_slice::<String>(v).ok())
+            .unwrap_or_default()
+    };
+    let (ns, name) = (
+        text(&["metadata", "namespace"]),
+        text(&["metadata", "name"]),
+    );
+    if ns.is_empty() {
+        name
+    } else {
+        format!("{ns}/{name}")
+    }
 }
 
 #[cfg(test)]

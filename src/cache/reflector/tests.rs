@@ -41,6 +41,7 @@ fn page(rv: &str, items: Vec<KubeObject>, cont: Option<&str>) -> ObjectList {
         resource_version: rv.into(),
         continue_token: cont.map(str::to_owned),
         remaining_item_count: None,
+        invalid: Vec::new(),
         items,
     }
 }

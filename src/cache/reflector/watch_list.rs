@@ -13,6 +13,7 @@ use futures::StreamExt;
 use super::{
     is_internal, is_too_large_resource_version, BackoffManager, Reflector, VERY_SHORT_WATCH,
 };
+use crate::cache::delta_fifo::SkippedObject;
 use crate::cache::keys::object_key;
 use crate::cache::list_watch::EventStream;
 use crate::cache::status::Phase;
@@ -132,12 +133,8 @@ impl Reflector {
                         }
                         let items: Vec<KubeObject> = temp.into_values().collect();
                         let n = items.len() as u64;
-                        if let Err(e) = self.fifo.replace(items, &rv) {
-                            self.record_error(&Error::invalid_request(format!(
-                                "replacing the queue: {e}"
-                            )));
-                            return Err(Attempt::Fallback);
-                        }
+                        let skipped = self.fifo.replace(items, &rv);
+                        self.report_skipped(skipped);
                         self.set_last_rv(&rv);
                         self.state.borrow_mut().rv_unavailable = false;
                         self.status.update(|s| {
@@ -155,7 +152,16 @@ impl Reflector {
                     if matches!(ev, WatchEvent::Bookmark(_)) || self.wrong_kind(obj) {
                         continue;
                     }
-                    let Ok(key) = object_key(obj) else { continue };
+                    let key = match object_key(obj) {
+                        Ok(k) => k,
+                        Err(e) => {
+                            self.report_skipped(vec![SkippedObject {
+                                key: super::describe(obj),
+                                error: e.into(),
+                            }]);
+                            continue;
+                        }
+                    };
                     match ev {
                         WatchEvent::Added(o) | WatchEvent::Modified(o) => {
                             temp.insert(key, o);

@@ -32,6 +32,7 @@ fn page(rv: &str, items: Vec<KubeObject>) -> ObjectList {
         resource_version: rv.into(),
         continue_token: None,
         remaining_item_count: None,
+        invalid: Vec::new(),
         items,
     }
 }
@@ -564,7 +565,7 @@ fn status_reports_phase_counts_and_errors_with_notifications() {
     assert!(s.synced);
     assert_eq!(s.resource_version, "2");
     assert_eq!(
-        s.last_error.as_ref().map(|e| e.0.contains("refused")),
+        s.last_error.as_ref().map(|e| e.message.contains("refused")),
         Some(true)
     );
     r.clock.advance(Duration::from_secs(1));
