@@ -640,3 +640,188 @@ fn consistency_under_a_random_script_store_and_handler_map_match_the_model() {
         assert_eq!(*map.borrow(), want, "seed {seed}: handler map");
     }
 }
+
+fn failures(inf: &SharedIndexInformer) -> Rc<RefCell<Vec<Failure>>> {
+    let seen: Rc<RefCell<Vec<Failure>>> = Rc::default();
+    let s = seen.clone();
+    inf.status().on_failure(move |f| s.borrow_mut().push(f.clone()));
+    seen
+}
+
+#[test]
+fn back_pressure_a_stuck_handler_bounds_every_queue_and_loses_nothing() {
+    let mut o = opts();
+    o.max_pending = Some(8);
+    o.reflector.max_queued = 16;
+    let r = rig_with(vec![page("1", vec![])], o);
+    let gate = crate::rt::Notify::new();
+    let seen: Rc<RefCell<Vec<String>>> = Rc::default();
+    let (g, s) = (gate.clone(), seen.clone());
+    let slow: Handler = Rc::new(move |n| {
+        if let Notification::Add(o, _) = n {
+            s.borrow_mut().push(o.name().to_owned());
+        }
+        Some(Box::pin(g.notified()))
+    });
+    let reg = r.inf.add_event_handler(slow).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    for i in 0..200u64 {
+        assert!(r.lw.send(Ok(WatchEvent::Added(obj(&format!("ns/p{i:03}"), i + 2)))));
+    }
+    run_until_stalled();
+    let st = r.inf.status_snapshot();
+    assert!(reg.pending() <= 8, "handler backlog {}", reg.pending());
+    let queued = r.inf.inner.fifo.borrow().as_ref().unwrap().queued_deltas();
+    assert!(queued <= 16, "queue {queued}");
+    assert!(
+        st.events_applied < 40,
+        "the watch is no longer read: {} events taken",
+        st.events_applied
+    );
+    assert_eq!(
+        st.held_back.as_ref().map(|h| h.limit),
+        Some(8),
+        "status says why"
+    );
+    for _ in 0..400 {
+        if seen.borrow().len() == 200 {
+            break;
+        }
+        gate.notify_waiters();
+        run_until_stalled();
+    }
+    let want: Vec<String> = (0..200).map(|i| format!("p{i:03}")).collect();
+    assert_eq!(*seen.borrow(), want, "every event, in order");
+    assert_eq!(r.inf.status_snapshot().held_back, None);
+    assert_eq!(r.inf.indexer().len(), 200);
+}
+
+#[test]
+fn a_version_the_store_refuses_is_reported_with_its_key_never_served_stale_and_relisted() {
+    let fail_next = Rc::new(Cell::new(1u32));
+    let f = fail_next.clone();
+    let by_app: crate::cache::IndexFunc = Rc::new(move |o: &KubeObject| {
+        if o.resource_version() == "3" && f.get() > 0 {
+            f.set(f.get() - 1);
+            return Err("index function threw".into());
+        }
+        Ok(vec![o.name().to_owned()])
+    });
+    let mut o = opts();
+    o.indexers.insert("by-name".into(), by_app);
+    let r = rig_with(
+        vec![
+            page("1", vec![obj("ns/a", 1)]),
+            page("4", vec![obj("ns/a", 3), obj("ns/b", 4)]),
+        ],
+        o,
+    );
+    let log: Log = Rc::default();
+    r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    let seen = failures(&r.inf);
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Modified(obj("ns/a", 3)));
+    // The refused version is reported with its key; the old one is not kept.
+    assert_eq!(seen.borrow().len(), 1);
+    assert_eq!(seen.borrow()[0].key, "ns/a");
+    assert_eq!(seen.borrow()[0].reason, "IndexFailed");
+    assert!(r.inf.indexer().get_by_key("ns/a").is_none());
+    assert_eq!(r.inf.status_snapshot().skipped, 1);
+    assert_eq!(
+        r.inf.status_snapshot().last_error.and_then(|e| e.key),
+        Some("ns/a".to_owned())
+    );
+    // The watch ends and the informer relists from the RV before the change.
+    r.clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    let lists: Vec<String> = r
+        .lw
+        .described()
+        .into_iter()
+        .filter(|d| d.starts_with("LIST"))
+        .collect();
+    assert_eq!(lists.len(), 2, "{:?}", r.lw.described());
+    let want: BTreeMap<String, String> = [("ns/a", "3"), ("ns/b", "4")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(r.state(), want);
+    assert_eq!(
+        *log.borrow(),
+        vec!["add a@1 initial", "delete ns/a", "add a@3", "add b@4"]
+    );
+}
+
+#[test]
+fn a_watch_event_the_transform_refuses_keeps_the_rv_before_it_and_relists() {
+    let mut o = opts();
+    o.transform = Some(Rc::new(|o: KubeObject| {
+        if o.name() == "bad" {
+            Err("transform threw".into())
+        } else {
+            Ok(o)
+        }
+    }));
+    let r = rig_with(
+        vec![
+            page("1", vec![]),
+            page("5", vec![obj("ns/ok", 2), obj("ns/bad", 3), obj("ns/c", 5)]),
+        ],
+        o,
+    );
+    let seen = failures(&r.inf);
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Added(obj("ns/ok", 2)));
+    r.send(WatchEvent::Added(obj("ns/bad", 3)));
+    assert_eq!(r.inf.last_sync_resource_version(), "2", "not past the change");
+    assert_eq!(seen.borrow()[0].key, "ns/bad");
+    assert_eq!(seen.borrow()[0].reason, "TransformFailed");
+    r.clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    assert!(
+        r.lw.described().iter().any(|d| d == "LIST rv=2 limit=0"),
+        "relisted from the last applied RV: {:?}",
+        r.lw.described()
+    );
+    // The relist skips (and reports) the object again and applies the rest.
+    assert_eq!(seen.borrow().len(), 2);
+    assert_eq!(r.state().keys().cloned().collect::<Vec<_>>(), ["ns/c", "ns/ok"]);
+    assert_eq!(r.inf.last_sync_resource_version(), "5");
+}
+
+#[test]
+fn one_bad_item_in_a_list_is_skipped_and_reported_while_the_rest_syncs() {
+    let mut o = opts();
+    o.transform = Some(Rc::new(|o: KubeObject| {
+        if o.name() == "throws" {
+            Err("transform threw".into())
+        } else {
+            Ok(o)
+        }
+    }));
+    let nameless =
+        KubeObject::from_value(&json!({"metadata": {"namespace": "ns", "resourceVersion": "2"}}))
+            .unwrap();
+    let mut list = page("9", vec![obj("ns/a", 1), nameless, obj("ns/throws", 3), obj("ns/b", 4)]);
+    list.invalid
+        .push(("ns/undecodable".into(), Error::decode("bad metadata", b"{}")));
+    let r = rig_with(vec![list], o);
+    let seen = failures(&r.inf);
+    r.inf.start();
+    run_until_stalled();
+    assert!(r.inf.has_synced());
+    assert_eq!(r.state().keys().cloned().collect::<Vec<_>>(), ["ns/a", "ns/b"]);
+    let keys: Vec<String> = seen.borrow().iter().map(|f| f.key.clone()).collect();
+    assert_eq!(keys, ["ns/undecodable", "ns/", "ns/throws"]);
+    let st = r.inf.status_snapshot();
+    assert_eq!(st.skipped, 3);
+    assert_eq!(st.phase, Phase::Watching, "synced is never shown as listing");
+    assert_eq!(
+        r.lw.described().iter().filter(|d| d.starts_with("LIST")).count(),
+        1,
+        "no relist for a bad listed item"
+    );
+}
