@@ -1,0 +1,169 @@
+// Handler delivery through the package: one order per informer, waitForSync
+// that waits for handlers, registrations, failures with their key, bounded views.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeClient, InformerFactory, KubeError, type KubeObject } from 'kubewasm';
+
+const server = process.env.KUBEWASM_SIM_URL;
+const token = process.env.KUBEWASM_SIM_TOKEN;
+if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+
+const sim = async <T>(path: string, body?: unknown): Promise<T> => {
+  const r = await fetch(`${server}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  return (await r.json()) as T;
+};
+const simState = async () => (await sim<{ items: Record<string, string> }>('/sim/state?resource=pods')).items;
+const until = async (cond: () => boolean | Promise<boolean>, ms = 15_000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`.replace(/^\//, '');
+const cacheState = (objs: readonly KubeObject[]) =>
+  Object.fromEntries(objs.map((o) => [keyOf(o), o.metadata.resourceVersion ?? '']));
+
+const client = new KubeClient({ server, token });
+
+test('waitForSync resolves only after every handler has the initial list', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 3, pods: 2000, seed: 21 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const viaOn = new Set<string>();
+    pods.on('add', (o) => viaOn.add(keyOf(o)));
+    const viaReg = new Set<string>();
+    const reg = pods.addEventHandler({ add: (o) => viaReg.add(keyOf(o)) });
+    assert.equal(reg.hasSynced, false);
+    factory.start();
+    await pods.waitForSync();
+    assert.equal(viaOn.size, 2000, 'on() handler has every object when waitForSync resolves');
+    assert.equal(viaReg.size, 2000, 'addEventHandler registration too');
+    assert.equal(reg.hasSynced, true);
+    assert.notEqual(pods.status.phase, 'listing');
+    // A registration made now replays the cache and syncs on its own.
+    const late = new Set<string>();
+    const lateReg = pods.addEventHandler({ add: (o) => late.add(keyOf(o)) });
+    assert.equal(await lateReg.waitForSync(), true);
+    assert.equal(late.size, 2000);
+    // So does a late on('add'), and informer.waitForSync() waits for it.
+    const lateOn = new Set<string>();
+    pods.on('add', (o) => lateOn.add(keyOf(o)));
+    await pods.waitForSync();
+    assert.equal(lateOn.size, 2000);
+    lateReg.remove();
+    assert.equal(lateReg.isRemoved, true);
+    assert.equal(await lateReg.waitForSync(), true, 'synced before it was removed');
+    assert.throws(() => pods.addEventHandler({}), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('a Map built from separate add/update/delete handlers equals the cache and the sim under churn and faults', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 3, pods: 2000, seed: 22 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const mine = new Map<string, string>();
+    pods.on('add', (o) => mine.set(keyOf(o), o.metadata.resourceVersion!));
+    pods.on('update', (_old, o) => mine.set(keyOf(o), o.metadata.resourceVersion!));
+    pods.on('delete', (o) => {
+      if (o) mine.delete(keyOf(o));
+    });
+    const viaReg = new Map<string, string>();
+    pods.addEventHandler({
+      add: (o) => viaReg.set(keyOf(o), o.metadata.resourceVersion!),
+      update: (_old, o) => viaReg.set(keyOf(o), o.metadata.resourceVersion!),
+      delete: (o) => {
+        if (o) viaReg.delete(keyOf(o));
+      },
+    });
+    factory.start();
+    await pods.waitForSync();
+    assert.deepEqual(Object.fromEntries(mine), cacheState(pods.getSnapshot()), 'at waitForSync');
+    await sim('/sim/faults', { dropWatchesAfterEvents: 3, status429: { count: 2, retryAfterSeconds: 1 }, status500: { count: 2 }, splitChunks: true, seed: 5 });
+    for (let round = 0; round < 4; round++) {
+      await sim('/sim/churn/steps', { steps: 150, seed: 100 + round });
+      if (round === 1) await sim('/sim/compact', {});
+      await sim('/sim/drop-watches', {});
+    }
+    await sim('/sim/faults/clear', {});
+    await sim('/sim/churn/steps', { steps: 20, seed: 999 });
+    const want = await simState();
+    await until(() => {
+      const cache = cacheState(pods.getSnapshot());
+      return (
+        JSON.stringify(Object.fromEntries([...mine].sort())) === JSON.stringify(Object.fromEntries(Object.entries(want).sort())) &&
+        JSON.stringify(Object.fromEntries(Object.entries(cache).sort())) === JSON.stringify(Object.fromEntries(Object.entries(want).sort())) &&
+        JSON.stringify(Object.fromEntries([...viaReg].sort())) === JSON.stringify(Object.fromEntries(Object.entries(want).sort()))
+      );
+    }, 30_000);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('an object the cache cannot apply reaches error listeners with its key and the rest syncs', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 2, pods: 50, seed: 23 });
+  const factory = new InformerFactory(client);
+  try {
+    const victim = (await client.resource({ version: 'v1', resource: 'pods' }).list()).items[7]!;
+    const victimKey = keyOf(victim);
+    let throwing = true;
+    const pods = factory.informer({
+      version: 'v1',
+      resource: 'pods',
+      indexers: {
+        byName: (o) => {
+          if (throwing && keyOf(o) === victimKey) throw new Error('index function threw');
+          return [o.metadata.name ?? ''];
+        },
+      },
+    });
+    const errors: KubeError[] = [];
+    pods.on('error', (e) => errors.push(e as KubeError));
+    factory.start();
+    await pods.waitForSync();
+    assert.equal(pods.getSnapshot().length, 49, 'the rest syncs');
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0] instanceof KubeError);
+    assert.equal(errors[0]!.key, victimKey);
+    assert.equal(errors[0]!.reason, 'IndexFailed');
+    assert.equal(pods.status.skipped, 1);
+    assert.equal(pods.status.lastError?.key, victimKey);
+    // Once the function works, a change to the object is cached.
+    throwing = false;
+    const ns = victim.metadata.namespace!;
+    await client
+      .resource({ version: 'v1', resource: 'pods', namespace: ns })
+      .patch(victim.metadata.name!, { metadata: { labels: { touched: 'yes' } } }, 'merge');
+    await until(() => pods.lister().get(ns, victim.metadata.name!) !== undefined);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('scoped views are cached per selector for the recent selectors only', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 2, pods: 40, seed: 24 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await pods.waitForSync();
+    const first = pods.scoped({ labelSelector: 'app' });
+    const snap = first.getSnapshot();
+    assert.equal(pods.scoped({ labelSelector: 'app' }).getSnapshot(), snap, 'same selector, same array');
+    for (let i = 0; i < 20; i++) pods.scoped({ labelSelector: `k${i}` }).getSnapshot();
+    assert.equal(first.getSnapshot(), snap, 'still cached among the recent selectors');
+    for (let i = 0; i < 1000; i++) pods.scoped({ labelSelector: `x${i}` }).getSnapshot();
+    assert.notEqual(first.getSnapshot(), snap, 'an old selector was let go');
+  } finally {
+    factory.shutdown();
+  }
+});
