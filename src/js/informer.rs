@@ -62,6 +62,11 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    */
   maxBacklog?: number;
   /**
+   * Waits between attempts after an error or a relist (client-go's defaults:
+   * 800 ms doubling to 30 s, each wait up to twice its base at random).
+   */
+  backoff?: { initialMs?: number; capMs?: number };
+  /**
    * Label keys to index (e.g. `['app']`): listers and scoped views answer an
    * equality selector on them (`app=web`, with or without a namespace) from
    * the index instead of testing every object. Added to a shared informer too.
@@ -616,6 +621,15 @@ impl InformerFactory {
             ..Default::default()
         };
         io.reflector.resync_period = options::number(&opts, "resyncMs")?.and_then(resync_period);
+        if let Some(b) = options::prop(&opts, "backoff") {
+            let bo = &mut io.reflector.backoff;
+            if let Some(ms) = options::number(&b, "initialMs")? {
+                bo.initial = options::millis(ms);
+            }
+            if let Some(ms) = options::number(&b, "capMs")? {
+                bo.cap = options::millis(ms);
+            }
+        }
         io.max_pending =
             options::number(&opts, "maxBacklog")?.map(|n| n.min(u32::MAX as f64) as usize);
         let strip = options::prop(&opts, "stripManagedFields")

@@ -644,7 +644,8 @@ fn consistency_under_a_random_script_store_and_handler_map_match_the_model() {
 fn failures(inf: &SharedIndexInformer) -> Rc<RefCell<Vec<Failure>>> {
     let seen: Rc<RefCell<Vec<Failure>>> = Rc::default();
     let s = seen.clone();
-    inf.status().on_failure(move |f| s.borrow_mut().push(f.clone()));
+    inf.status()
+        .on_failure(move |f| s.borrow_mut().push(f.clone()));
     seen
 }
 
@@ -667,7 +668,9 @@ fn back_pressure_a_stuck_handler_bounds_every_queue_and_loses_nothing() {
     r.inf.start();
     run_until_stalled();
     for i in 0..200u64 {
-        assert!(r.lw.send(Ok(WatchEvent::Added(obj(&format!("ns/p{i:03}"), i + 2)))));
+        assert!(r
+            .lw
+            .send(Ok(WatchEvent::Added(obj(&format!("ns/p{i:03}"), i + 2)))));
     }
     run_until_stalled();
     let st = r.inf.status_snapshot();
@@ -736,12 +739,11 @@ fn a_version_the_store_refuses_is_reported_with_its_key_never_served_stale_and_r
     // The watch ends and the informer relists from the RV before the change.
     r.clock.advance(Duration::from_secs(2));
     run_until_stalled();
-    let lists: Vec<String> = r
-        .lw
-        .described()
-        .into_iter()
-        .filter(|d| d.starts_with("LIST"))
-        .collect();
+    let lists: Vec<String> =
+        r.lw.described()
+            .into_iter()
+            .filter(|d| d.starts_with("LIST"))
+            .collect();
     assert_eq!(lists.len(), 2, "{:?}", r.lw.described());
     let want: BTreeMap<String, String> = [("ns/a", "3"), ("ns/b", "4")]
         .into_iter()
@@ -776,7 +778,11 @@ fn a_watch_event_the_transform_refuses_keeps_the_rv_before_it_and_relists() {
     run_until_stalled();
     r.send(WatchEvent::Added(obj("ns/ok", 2)));
     r.send(WatchEvent::Added(obj("ns/bad", 3)));
-    assert_eq!(r.inf.last_sync_resource_version(), "2", "not past the change");
+    assert_eq!(
+        r.inf.last_sync_resource_version(),
+        "2",
+        "not past the change"
+    );
     assert_eq!(seen.borrow()[0].key, "ns/bad");
     assert_eq!(seen.borrow()[0].reason, "TransformFailed");
     r.clock.advance(Duration::from_secs(2));
@@ -788,7 +794,10 @@ fn a_watch_event_the_transform_refuses_keeps_the_rv_before_it_and_relists() {
     );
     // The relist skips (and reports) the object again and applies the rest.
     assert_eq!(seen.borrow().len(), 2);
-    assert_eq!(r.state().keys().cloned().collect::<Vec<_>>(), ["ns/c", "ns/ok"]);
+    assert_eq!(
+        r.state().keys().cloned().collect::<Vec<_>>(),
+        ["ns/c", "ns/ok"]
+    );
     assert_eq!(r.inf.last_sync_resource_version(), "5");
 }
 
@@ -805,22 +814,42 @@ fn one_bad_item_in_a_list_is_skipped_and_reported_while_the_rest_syncs() {
     let nameless =
         KubeObject::from_value(&json!({"metadata": {"namespace": "ns", "resourceVersion": "2"}}))
             .unwrap();
-    let mut list = page("9", vec![obj("ns/a", 1), nameless, obj("ns/throws", 3), obj("ns/b", 4)]);
-    list.invalid
-        .push(("ns/undecodable".into(), Error::decode("bad metadata", b"{}")));
+    let mut list = page(
+        "9",
+        vec![
+            obj("ns/a", 1),
+            nameless,
+            obj("ns/throws", 3),
+            obj("ns/b", 4),
+        ],
+    );
+    list.invalid.push((
+        "ns/undecodable".into(),
+        Error::decode("bad metadata", b"{}"),
+    ));
     let r = rig_with(vec![list], o);
     let seen = failures(&r.inf);
     r.inf.start();
     run_until_stalled();
     assert!(r.inf.has_synced());
-    assert_eq!(r.state().keys().cloned().collect::<Vec<_>>(), ["ns/a", "ns/b"]);
+    assert_eq!(
+        r.state().keys().cloned().collect::<Vec<_>>(),
+        ["ns/a", "ns/b"]
+    );
     let keys: Vec<String> = seen.borrow().iter().map(|f| f.key.clone()).collect();
     assert_eq!(keys, ["ns/undecodable", "ns/", "ns/throws"]);
     let st = r.inf.status_snapshot();
     assert_eq!(st.skipped, 3);
-    assert_eq!(st.phase, Phase::Watching, "synced is never shown as listing");
     assert_eq!(
-        r.lw.described().iter().filter(|d| d.starts_with("LIST")).count(),
+        st.phase,
+        Phase::Watching,
+        "synced is never shown as listing"
+    );
+    assert_eq!(
+        r.lw.described()
+            .iter()
+            .filter(|d| d.starts_with("LIST"))
+            .count(),
         1,
         "no relist for a bad listed item"
     );
