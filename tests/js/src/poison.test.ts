@@ -6,7 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
 import * as kubewasm from 'kubewasm';
 import { KubeClient, InformerFactory, KubeError, WorkQueue } from 'kubewasm';
 
@@ -133,5 +137,77 @@ test('a trap without a panic (the path of an out-of-memory abort) poisons the mo
     assert.ok(e.message.includes('trapped without a panic'), e.message);
     assert.ok(e.message.includes('unreachable'), e.message);
     assert.match(e.message, /wasm memory \d+ MiB/);
+  }
+});
+
+// The web entry in a page: the same glue as Node's entry, but a trap in a
+// timer reaches `window`'s error event instead of the process.
+const pageCase = (abort: boolean, delayMs: number) => `(async () => {
+  const k = await import('/web/index.js');
+  await k.default();
+  const show = (e) => e instanceof k.KubeError
+    ? { kube: true, reason: e.reason, message: e.message, cause: String(e.cause) }
+    : { kube: false, message: String(e) };
+  const uncaught = [];
+  addEventListener('error', (ev) => { uncaught.push(show(ev.error)); ev.preventDefault(); });
+  const pending = new k.WorkQueue({}).get().then(() => ({ kube: false, message: 'resolved' }), show);
+  let first = { kube: false, message: 'returned' };
+  try { k.__kubewasm_test_panic('page trap (#9)', ${abort}, ${delayMs}); } catch (e) { first = show(e); }
+  await new Promise((r) => setTimeout(r, 300));
+  let after;
+  try { new k.KubeClient({ server: location.origin }); after = { kube: false, message: 'no error' }; } catch (e) { after = show(e); }
+  return { first, uncaught, pending: await pending, after };
+})()`;
+
+test('in Chromium, the web entry poisons the same way (a panic in a call, an abort in a timer)', async () => {
+  const pkg = fileURLToPath(new URL('../node_modules/kubewasm/', import.meta.url));
+  const types: Record<string, string> = { js: 'text/javascript', wasm: 'application/wasm', html: 'text/html' };
+  const http = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const file = path === '/' ? null : `${pkg}${path.slice(1)}`;
+    if (file === null || path.includes('..')) {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>poison</title>');
+      return;
+    }
+    readFile(file).then(
+      (body) => res.writeHead(200, { 'content-type': types[path.split('.').pop() ?? ''] ?? 'text/plain' }).end(body),
+      () => res.writeHead(404).end(),
+    );
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}/`;
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  type Shown = { kube: boolean; reason?: string; message: string; cause?: string };
+  type Out = { first: Shown; uncaught: Shown[]; pending: Shown; after: Shown };
+  try {
+    const run = async (abort: boolean, delayMs: number): Promise<Out> => {
+      const page = await browser.newPage();
+      await page.goto(base);
+      const out = (await page.evaluate(pageCase(abort, delayMs))) as Out;
+      await page.close();
+      return out;
+    };
+
+    const call = await run(false, 0);
+    for (const e of [call.first, call.pending, call.after]) {
+      assert.ok(e.kube && e.reason === 'Poisoned', JSON.stringify(e));
+      assert.ok(e.message.includes('kubewasm panicked: page trap (#9)'), e.message);
+    }
+    assert.match(call.first.cause ?? '', /RuntimeError/);
+    assert.deepEqual(call.uncaught, []);
+
+    const timer = await run(true, 20);
+    assert.equal(timer.first.message, 'returned');
+    assert.equal(timer.uncaught.length, 1, JSON.stringify(timer.uncaught));
+    for (const e of [timer.uncaught[0], timer.pending, timer.after]) {
+      assert.ok(e?.kube && e.reason === 'Poisoned', JSON.stringify(e));
+      assert.ok(e.message.includes('trapped without a panic'), e.message);
+    }
+  } finally {
+    await browser.close();
+    http.close();
   }
 });
