@@ -48,6 +48,9 @@ guard_glue() { # file, line as generated, line guarded, snippet path
 # lives in a JS snippet whose folder name carries a content hash.
 for target in web bundler; do
   snippet=$(cd "pkg/$target" && ls snippets/*/src/js/kube_error.js)
+  # guardExports knows closures by this export name prefix (quiet once poisoned).
+  grep -q 'wasm\.wasm_bindgen__convert__closures_' "pkg/$target/kubewasm"*.js \
+    || { echo "build-pkg: no closure exports named as guardExports expects" >&2; exit 1; }
   if [ "$target" = web ]; then
     guard_glue pkg/web/kubewasm.js 'wasm = instance.exports;' 'wasm = guardExports(instance.exports);' "$snippet"
   else
