@@ -30,10 +30,32 @@ cp -R pkg-template/. pkg/
 # The generic class declarations sit beside each target's generated typings.
 for target in web bundler; do cp pkg/typed.d.ts "pkg/$target/typed.d.ts"; done
 rm pkg/typed.d.ts
+# A panic or trap poisons the module (src/js/poison.rs): the glue stores the
+# instance's exports through `guardExports` from the KubeError snippet, so every
+# call into wasm is guarded. The pinned wasm-bindgen writes each line once; the
+# build fails if that ever changes.
+guard_glue() { # file, line as generated, line guarded, snippet path
+  node -e '
+    const fs = require("fs");
+    const [file, from, to, snippet] = process.argv.slice(1);
+    const js = fs.readFileSync(file, "utf8");
+    if (js.split(from).length !== 2) { console.error(`build-pkg: ${file}: expected one "${from}"`); process.exit(1); }
+    const nl = js.indexOf("\n") + 1; // after the @ts-self-types line
+    fs.writeFileSync(file, js.slice(0, nl) + `import { guardExports } from "./${snippet}";\n` + js.slice(nl).replace(from, to));
+  ' "$@"
+}
 # Each target's entry re-exports the generated API plus `KubeError`, which
 # lives in a JS snippet whose folder name carries a content hash.
 for target in web bundler; do
   snippet=$(cd "pkg/$target" && ls snippets/*/src/js/kube_error.js)
+  # guardExports knows closures by this export name prefix (quiet once poisoned).
+  grep -q 'wasm\.wasm_bindgen__convert__closures_' "pkg/$target/kubewasm"*.js \
+    || { echo "build-pkg: no closure exports named as guardExports expects" >&2; exit 1; }
+  if [ "$target" = web ]; then
+    guard_glue pkg/web/kubewasm.js 'wasm = instance.exports;' 'wasm = guardExports(instance.exports);' "$snippet"
+  else
+    guard_glue pkg/bundler/kubewasm.js '__wbg_set_wasm(wasm);' '__wbg_set_wasm(guardExports(wasm));' "$snippet"
+  fi
   exports="export * from './kubewasm.js';"
   # The web target's default export is its init function.
   [ "$target" = web ] && exports="$exports

@@ -6,6 +6,9 @@
 //! `Invalid`), so a bad argument from JS can never panic the module.
 //! Typings come from `typescript_custom_section` blocks next to the code they
 //! describe, so the `.d.ts` has no `any` in the public surface.
+//!
+//! A panic or a trap poisons the module: every later call throws a
+//! `KubeError` with reason `Poisoned` (see `poison.rs`).
 
 mod changes;
 mod client;
@@ -15,6 +18,7 @@ mod frame;
 mod informer;
 mod object;
 mod options;
+mod poison;
 mod workqueue;
 
 pub use client::{KubeClient, ResourceClient, WatchIterator};

@@ -17,6 +17,8 @@
 // nested value and costs more than the parse itself on a busy watch, while
 // freezing the top level already stops the common mistake of assigning
 // fields on a shared cached object.
+import { throwIfPoisoned } from './kube_error.js';
+
 const STATE = Symbol('kubewasm.object');
 const getters = new Map();
 // (id, index) => the member's JSON text while its version is cached
@@ -70,7 +72,13 @@ class Members {
     let value = this.values[i];
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
-      const text = this.texts !== null && this.texts[i] !== undefined ? this.texts[i] : memberSource(this.id, i);
+      let text = this.texts !== null ? this.texts[i] : undefined;
+      if (text === undefined) {
+        // The source is a closure into wasm, which does nothing once the
+        // module is poisoned: say so instead.
+        throwIfPoisoned();
+        text = memberSource(this.id, i);
+      }
       if (text === undefined) return undefined;
       value = JSON.parse(text);
       if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
