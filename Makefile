@@ -55,9 +55,10 @@ test-page: build
 test-edge: build
 	cargo build -q --release -p kubewasm-sim
 	rm -rf examples/edge-worker/pkg && cp -R pkg examples/edge-worker/pkg
-	# `npm install`, not `npm ci`: the registry mirror lacks workerd's other-platform
-	# optional packages, so the lockfile cannot list them and `npm ci` refuses it.
-	cd examples/edge-worker && { [ -x node_modules/.bin/workerd ] || npm install --no-audit --no-fund --loglevel=error; }
+	# `npm install`, not `npm ci`: the lockfile does not list workerd's other-platform
+	# optional packages, so `npm ci` refuses it; `--no-save` keeps npm from adding
+	# them to the committed lockfile.
+	cd examples/edge-worker && { [ -x node_modules/.bin/workerd ] || npm install --no-save --no-audit --no-fund --loglevel=error; }
 	cd examples/edge-worker && npm test
 
 # `npm pack` of the package installs into a fresh Vite + TypeScript app that

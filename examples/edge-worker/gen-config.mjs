@@ -38,6 +38,7 @@ const cacheWorker :Workerd.Worker = (
   bindings = [
     (name = "API_SERVER", fromEnvironment = "API_SERVER"),
     (name = "API_TOKEN", fromEnvironment = "API_TOKEN"),
+    (name = "EDGE_SECRET", fromEnvironment = "EDGE_SECRET"),
     (name = "MAX_IN_FLIGHT", fromEnvironment = "MAX_IN_FLIGHT"),
     (name = "EXTRA_INFORMERS", fromEnvironment = "EXTRA_INFORMERS"),
     (name = "CACHE", durableObjectNamespace = "ClusterCache"),

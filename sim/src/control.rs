@@ -1,5 +1,6 @@
 //! `/sim/*` control endpoints for tests, the demo and benchmarks (JSON in
-//! and out, no token). Malformed bodies are 400 Status errors.
+//! and out). Malformed bodies are 400 Status errors. Who may call them
+//! (not other origins) is decided before this, in `cors::admin_access`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;

@@ -298,12 +298,25 @@ pub fn pieces<'a>(data: &'a [u8], rng: &'a mut Rng) -> impl Iterator<Item = &'a 
     })
 }
 
-/// Write a response. With `split`, the body goes out in tiny separate writes.
+/// Write a response with the CORS headers every API response carries. With
+/// `split`, the body goes out in tiny separate writes.
 pub fn write_response(
     w: &mut impl Write,
     resp: &Response,
     keep_alive: bool,
     split: Option<&mut Rng>,
+) -> io::Result<()> {
+    write_response_with_cors(w, resp, keep_alive, split, cors::HEADERS)
+}
+
+/// Write a response with the given CORS header lines (each ending in CRLF;
+/// empty for none).
+pub fn write_response_with_cors(
+    w: &mut impl Write,
+    resp: &Response,
+    keep_alive: bool,
+    split: Option<&mut Rng>,
+    cors_headers: &str,
 ) -> io::Result<()> {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}",
@@ -311,7 +324,7 @@ pub fn write_response(
         reason(resp.code),
         resp.content_type,
         resp.body.len(),
-        cors::HEADERS
+        cors_headers
     );
     for (k, v) in &resp.headers {
         head.push_str(k);

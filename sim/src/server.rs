@@ -1,7 +1,8 @@
 //! Connections and request dispatch: one thread per connection (keep-alive
-//! honoured), CORS preflights, the bearer token, API faults (latency, 429,
-//! 500, split bodies), the in-flight counters, and the hand-off to the API
-//! routes, the watch streamer, the control endpoints and static files.
+//! honoured), CORS preflights, the bearer token, who may use `/sim/*`, API
+//! faults (latency, 429, 500, split bodies), the in-flight counters, and the
+//! hand-off to the API routes, the watch streamer, the control endpoints and
+//! static files.
 
 use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
@@ -11,7 +12,9 @@ use std::time::Duration;
 
 use crate::api::{self, Reply};
 use crate::faults::Injected;
-use crate::http::{read_request, write_response, ReadError, Request, Response};
+use crate::http::{
+    read_request, write_response, write_response_with_cors, ReadError, Request, Response,
+};
 use crate::rng::Rng;
 use crate::state::{lock, Sim};
 use crate::status::ApiError;
@@ -84,6 +87,9 @@ impl Drop for InFlight<'_> {
 fn handle(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
     let path = req.path.as_str();
     let keep = req.keep_alive;
+    if path == "/sim" || path.starts_with("/sim/") {
+        return admin_request(sim, out, req);
+    }
     if req.method == "OPTIONS" {
         let resp = Response {
             code: 204,
@@ -92,9 +98,6 @@ fn handle(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
             body: Vec::new(),
         };
         return write_response(out, &resp, keep, None).is_ok();
-    }
-    if path == "/sim" || path.starts_with("/sim/") {
-        return write_response(out, &control::handle(sim, req), keep, None).is_ok();
     }
     match path {
         "/version" => {
@@ -128,16 +131,46 @@ fn handle(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
     api_request(sim, out, req)
 }
 
+/// A `/sim/*` control request: no CORS headers unless it is a cross-origin
+/// request holding the sim's token (see `cors::admin_access`).
+fn admin_request(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
+    let keep = req.keep_alive;
+    let cors_headers = match cors::admin_access(req, sim.token.as_deref()) {
+        cors::Admin::Local => "",
+        cors::Admin::TokenCrossOrigin => cors::HEADERS,
+        cors::Admin::Refused => {
+            let e = ApiError::new(
+                403,
+                "Forbidden",
+                "the /sim control endpoints do not accept requests from other origins",
+            );
+            return write_response_with_cors(out, &api::error_response(&e), keep, None, "").is_ok();
+        }
+    };
+    let resp = if req.method == "OPTIONS" {
+        Response {
+            code: 204,
+            content_type: "text/plain",
+            // Only a token-holding cross-origin caller gets a preflight answer.
+            headers: if cors_headers.is_empty() {
+                Vec::new()
+            } else {
+                cors::preflight_headers(req.header("access-control-request-headers"))
+            },
+            body: Vec::new(),
+        }
+    } else {
+        control::handle(sim, req)
+    };
+    write_response_with_cors(out, &resp, keep, None, cors_headers).is_ok()
+}
+
 fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
     let keep = req.keep_alive;
     sim.request_started();
     let mut in_flight = InFlight { sim, open: true };
     if let Some(t) = &sim.token {
-        let given = req
-            .header("authorization")
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .map(str::trim);
-        if given != Some(t.as_str()) {
+        if !cors::has_token(req, t) {
             in_flight.answered();
             let e = ApiError::new(401, "Unauthorized", "Unauthorized");
             return write_response(out, &api::error_response(&e), keep, None).is_ok();

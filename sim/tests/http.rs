@@ -338,6 +338,122 @@ fn listening_line_auth_cors_and_preflight() {
 }
 
 #[test]
+fn control_endpoints_refuse_other_origins_and_carry_no_cors() {
+    let sim = Sim::start(&[]);
+    let own = format!("http://{}", sim.addr);
+    let pods = || sim.stats()["objects"]["pods"].clone();
+    let before = pods();
+    // A page of another origin: a "simple" POST (text/plain, no preflight)
+    // would run even though CORS hides the answer, so it must be refused.
+    for origin in ["http://evil.example", "null"] {
+        let r = sim.request(
+            "POST",
+            "/sim/seed",
+            &[("Origin", origin), ("Content-Type", "text/plain")],
+            br#"{"pods":1,"namespaces":1}"#,
+        );
+        assert_eq!(r.code, 403, "{origin}: {}", r.text());
+        assert_eq!(r.value()["reason"], "Forbidden");
+        assert_eq!(r.header("access-control-allow-origin"), None);
+    }
+    let nocors = sim.request(
+        "GET",
+        "/sim/state",
+        &[("Sec-Fetch-Site", "cross-site")],
+        b"",
+    );
+    assert_eq!(nocors.code, 403);
+    assert_eq!(pods(), before, "nothing was re-seeded");
+    // No preflight answer for another origin.
+    let pre = sim.request(
+        "OPTIONS",
+        "/sim/faults",
+        &[
+            ("Origin", "http://evil.example"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        b"",
+    );
+    assert!(pre.code >= 400, "preflight refused, got {}", pre.code);
+    assert_eq!(pre.header("access-control-allow-origin"), None);
+    assert_eq!(pre.header("access-control-allow-methods"), None);
+    // Same origin (the dashboard the sim serves) and non-browser clients work,
+    // without CORS headers.
+    for headers in [&[("Origin", own.as_str())][..], &[]] {
+        let r = sim.request(
+            "POST",
+            "/sim/churn/steps",
+            headers,
+            br#"{"steps":1,"seed":3}"#,
+        );
+        assert_eq!(r.code, 200, "{}", r.text());
+        assert_eq!(r.header("access-control-allow-origin"), None);
+        assert_eq!(r.header("access-control-expose-headers"), None);
+    }
+    // The API keeps its CORS behaviour.
+    let api = sim.request(
+        "GET",
+        "/api/v1/pods",
+        &[("Origin", "http://evil.example")],
+        b"",
+    );
+    assert_eq!(api.code, 200);
+    assert_eq!(api.header("access-control-allow-origin"), Some("*"));
+    let api_pre = sim.request(
+        "OPTIONS",
+        "/api/v1/pods",
+        &[
+            ("Origin", "http://evil.example"),
+            ("Access-Control-Request-Method", "GET"),
+        ],
+        b"",
+    );
+    assert_eq!(api_pre.code, 204);
+    assert_eq!(api_pre.header("access-control-allow-origin"), Some("*"));
+}
+
+#[test]
+fn control_endpoints_take_cross_origin_requests_only_with_the_token() {
+    // The wasm suites in Chromium run on another origin and hold the token.
+    let sim = Sim::start(&["--token", "s3cret"]);
+    let other = ("Origin", "http://127.0.0.1:1");
+    let pre = sim.request(
+        "OPTIONS",
+        "/sim/faults",
+        &[
+            other,
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "authorization, content-type",
+            ),
+        ],
+        b"",
+    );
+    assert_eq!(pre.code, 204);
+    assert_eq!(pre.header("access-control-allow-origin"), Some("*"));
+    assert!(pre
+        .header("access-control-allow-headers")
+        .is_some_and(|h| h.contains("Authorization")));
+    let with = sim.request(
+        "POST",
+        "/sim/faults",
+        &[other, ("Authorization", "Bearer s3cret")],
+        br#"{"latencyMs":1}"#,
+    );
+    assert_eq!(with.code, 200, "{}", with.text());
+    assert_eq!(with.header("access-control-allow-origin"), Some("*"));
+    for auth in [&[("Authorization", "Bearer wrong")][..], &[]] {
+        let mut h = vec![other];
+        h.extend_from_slice(auth);
+        let r = sim.request("POST", "/sim/faults/clear", &h, b"");
+        assert_eq!(r.code, 403);
+        assert_eq!(r.header("access-control-allow-origin"), None);
+    }
+    assert_eq!(sim.get("/sim/faults").value()["latencyMs"], 1, "still set");
+}
+
+#[test]
 fn pg_list_pages_over_a_snapshot_and_expired_token_is_410() {
     let sim = Sim::start(&["--pods", "50"]);
     let want: Vec<String> = sim.get("/sim/state?resource=pods").value()["items"]

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { artifacts, launch, startPrefixProxy, startSim, until } from './harness.mjs';
+import { artifacts, launch, startPrefixProxy, startRecordingProxy, startSim, until } from './harness.mjs';
 
 let sim, browser, page;
 const pageErrors = [];
@@ -303,4 +303,106 @@ test('the API base URL is configurable (?server=, another origin through CORS)',
   const want = Object.keys(await simPods()).length;
   await until(async () => Number(await other.evaluate(() => document.getElementById('table').dataset.rows)) === want, 15_000, 'rows via ?server=');
   await other.close();
+});
+
+/** A new tab that records its page errors and the addresses it showed. */
+async function newTab() {
+  const tab = await browser.context.newPage();
+  const errors = [];
+  const urls = [];
+  tab.on('pageerror', (e) => errors.push(String(e)));
+  tab.on('framenavigated', (f) => { if (f === tab.mainFrame()) urls.push(f.url()); });
+  return { tab, errors, urls };
+}
+
+/** Resolves once the tab's table shows every pod of the sim. */
+async function tableSynced(tab, what) {
+  const want = Object.keys(await simPods()).length;
+  await until(async () => Number(await tab.evaluate(() => document.getElementById('table')?.dataset.rows ?? -1)) === want, 15_000, what);
+}
+
+const storedText = (tab) => tab.evaluate(() => JSON.stringify(sessionStorage));
+
+test('a ?token= in the address is not used, is removed from the address, and the user is told', async () => {
+  const api = await startRecordingProxy(sim.url);
+  const { tab, errors } = await newTab();
+  try {
+    await tab.goto(`${sim.url}/?server=${encodeURIComponent(api.url)}&token=leaked-secret`);
+    await tableSynced(tab, 'rows through the other server');
+    const url = new URL(tab.url());
+    assert.equal(url.searchParams.get('token'), null, tab.url());
+    assert.ok(!tab.url().includes('leaked-secret'), tab.url());
+    assert.equal(url.searchParams.get('server'), api.url, 'the rest of the address is kept');
+    assert.ok(await tab.isVisible('#notice'));
+    assert.match(await tab.textContent('#notice'), /token/);
+    assert.equal(await tab.inputValue('#token'), '');
+    assert.ok(api.requests.length > 0);
+    assert.deepEqual(api.requests.filter((r) => r.authorization !== undefined), [], 'no request carried the token');
+    assert.ok(!(await storedText(tab)).includes('leaked-secret'));
+    await tab.screenshot({ path: join(artifacts, 'dashboard-url-token-notice.png') });
+  } finally {
+    await tab.close();
+    api.stop();
+  }
+  assert.deepEqual(errors, []);
+});
+
+test('the token is typed into a field, kept for the tab, and dropped when the server changes', async () => {
+  const [a, b, c] = await Promise.all([0, 1, 2].map(() => startRecordingProxy(sim.url)));
+  const { tab, errors, urls } = await newTab();
+  const connect = () => Promise.all([tab.waitForEvent('load'), tab.click('#server-form button[type="submit"]')]);
+  const bearer = (api) => api.requests.map((r) => r.authorization).filter((h) => h !== undefined);
+  try {
+    await tab.goto(`${sim.url}/?server=${encodeURIComponent(a.url)}`);
+    await tableSynced(tab, 'rows from server A');
+    assert.deepEqual(bearer(a), []);
+
+    // Typed for A: sent to A, and still there after the reload.
+    await tab.fill('#token', 'secret-a');
+    await connect();
+    await tableSynced(tab, 'rows from server A with a token');
+    await until(() => bearer(a).includes('Bearer secret-a'), 5_000, 'A receives the token');
+    assert.equal(await tab.inputValue('#token'), 'secret-a');
+
+    // Another server in the field: the token field empties and B never sees a token.
+    await tab.fill('#server', b.url);
+    assert.equal(await tab.inputValue('#token'), '');
+    await connect();
+    assert.equal(new URL(tab.url()).searchParams.get('server'), b.url);
+    await tableSynced(tab, 'rows from server B');
+    assert.ok(b.requests.length > 0);
+    assert.deepEqual(bearer(b), [], 'server B received no Authorization header');
+    assert.ok(!(await storedText(tab)).includes('secret-a'), 'the token for A is no longer stored');
+
+    // Another server typed into the address, not the field: the token saved for B is dropped.
+    await tab.fill('#token', 'secret-b');
+    await connect();
+    await until(() => bearer(b).includes('Bearer secret-b'), 15_000, 'B receives its own token');
+    await tab.goto(`${sim.url}/?server=${encodeURIComponent(c.url)}`);
+    await tableSynced(tab, 'rows from server C');
+    assert.ok(c.requests.length > 0);
+    assert.deepEqual(bearer(c), [], 'server C received no Authorization header');
+    assert.equal(await tab.inputValue('#token'), '');
+    assert.ok(!(await storedText(tab)).includes('secret-b'));
+    assert.ok(bearer(a).every((h) => h === 'Bearer secret-a') && bearer(b).every((h) => h === 'Bearer secret-b'), 'each token went only to its server');
+    assert.ok(urls.every((u) => !u.includes('secret')), `no address held a token: ${urls.join(' ')}`);
+  } finally {
+    await tab.close();
+    for (const p of [a, b, c]) p.stop();
+  }
+  assert.deepEqual(errors, []);
+});
+
+test('a malformed hash (#%E0%A4%A) does not stop the dashboard from starting', async () => {
+  const { tab, errors } = await newTab();
+  try {
+    await tab.goto(`${sim.url}/#%E0%A4%A`);
+    await tableSynced(tab, 'rows despite the malformed hash');
+    assert.equal(await tab.evaluate(() => window.kubewasmDashboard?.ready), true);
+    // It fell back to pods and says so in the address.
+    assert.equal(new URL(tab.url()).hash, '#pods');
+  } finally {
+    await tab.close();
+  }
+  assert.deepEqual(errors, []);
 });

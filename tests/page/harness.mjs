@@ -97,3 +97,26 @@ export async function startPrefixProxy(apiUrl) {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${server.address().port}`, stop: () => { server.closeAllConnections(); server.close(); } };
 }
+
+/**
+ * An API server on its own origin that forwards everything (preflights and
+ * streams included) to `apiUrl` and records each request's method, path and
+ * `Authorization` header, so a test can see what the page sent where.
+ */
+export async function startRecordingProxy(apiUrl) {
+  const { createServer, request } = await import('node:http');
+  const requests = [];
+  const server = createServer((req, res) => {
+    requests.push({ method: req.method, path: req.url, authorization: req.headers.authorization });
+    const up = request(apiUrl + req.url, { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    // A watch the page abandoned (it navigated away) must not stay open upstream.
+    res.on('close', () => up.destroy());
+    req.pipe(up);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}`, requests, stop: () => { server.closeAllConnections(); server.close(); } };
+}

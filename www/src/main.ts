@@ -8,6 +8,7 @@ import { NotReadyController } from './controller';
 import { ago, age } from './describe';
 import { connect, keyOf, resourceLabel, SelectorError, type Cache, type InformerStatus, type KubeObject, type LiveView, type ResourceInfo } from './kube';
 import { LiveRows } from './rows';
+import { forgetToken, loadToken, safeDecode, saveToken, withoutUrlToken } from './settings';
 import { Sparkline } from './sparkline';
 import { deriveRows, ResourceTable, type SortKey } from './table';
 import { toYaml } from './yaml';
@@ -21,16 +22,53 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
 // ---- configuration: same origin unless ?server= says otherwise ----
 const params = new URLSearchParams(location.search);
 const server = params.get('server') ?? '';
-const token = params.get('token') ?? undefined;
-$<HTMLInputElement>('server').value = server;
+// A token in the address is never used: take it out of the address (this
+// history entry) and say why, so the user moves it to the token field.
+const cleaned = withoutUrlToken(location.href);
+if (cleaned !== null) {
+  history.replaceState(history.state, '', cleaned);
+  showNotice('The token in the address (?token=) was not used and has been removed from it: addresses are kept in '
+    + 'history, bookmarks and server logs. Enter it in the token field instead (kept for this tab only), and '
+    + 'remove the old address from bookmarks and history.');
+}
+// Only a token saved for this very server; one saved for another is dropped.
+const token = loadToken(server);
+const serverInput = $<HTMLInputElement>('server');
+const tokenInput = $<HTMLInputElement>('token');
+serverInput.value = server;
+tokenInput.value = token ?? '';
+// Editing the server clears the token field, so a token typed for one server
+// is not submitted with another.
+serverInput.addEventListener('input', () => {
+  if (serverInput.value.trim() !== server) tokenInput.value = '';
+});
 $('server-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const next = new URL(location.href);
-  const v = $<HTMLInputElement>('server').value.trim();
+  const v = serverInput.value.trim();
   if (v) next.searchParams.set('server', v);
   else next.searchParams.delete('server');
-  location.assign(next);
+  next.searchParams.delete('token');
+  const typed = tokenInput.value.trim();
+  if (v !== server) {
+    forgetToken();
+    // Belt and braces beside the input listener: never carry the old token over.
+    saveToken(v, typed === token ? '' : typed);
+  } else {
+    saveToken(v, typed);
+  }
+  // Same address (a new token only): assigning it would be a same-document
+  // fragment navigation, which connects nothing.
+  if (next.href === location.href) location.reload();
+  else location.assign(next);
 });
+
+function showNotice(text: string): void {
+  const el = $('notice');
+  $('notice-text').textContent = text;
+  el.hidden = false;
+}
+$('notice-close').addEventListener('click', () => { $('notice').hidden = true; });
 
 const nf = new Intl.NumberFormat('en');
 const mib = (b: number): string => `${(b / 1048576).toFixed(0)} MiB`;
@@ -442,7 +480,8 @@ if (evInfo) {
 const podInfo = core('pods');
 if (podInfo) controller = new NotReadyController(track(conn.cache(podInfo)));
 
-const wanted = decodeURIComponent(location.hash.slice(1));
+// The hash is whatever was typed or linked: a malformed escape must not stop the page.
+const wanted = safeDecode(location.hash.slice(1));
 const first = resources.findIndex((r) => resourceLabel(r) === wanted);
 const initial = first >= 0 ? first : Math.max(0, resources.findIndex((r) => r === podInfo));
 resSelect.value = String(initial);

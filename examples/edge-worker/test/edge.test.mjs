@@ -1,12 +1,15 @@
 // The edge example in workerd against kubewasm-sim: sync, answers equal to the
-// sim's state, recovery after churn and a dropped watch, and the connection
-// budget (never more than the cap of requests waiting for headers).
+// sim's state, recovery after churn and a dropped watch, the connection
+// budget (never more than the cap of requests waiting for headers), and the
+// worker's guard: a shared secret, reads only, bounded queries, no internals
+// in what it returns.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = join(here, '..', '..');
@@ -16,7 +19,9 @@ const freePort = () => new Promise((resolve) => {
   const s = createServer();
   s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
-const get = async (base, path) => (await fetch(base + path)).json();
+const secret = randomBytes(32).toString('hex');
+const auth = { authorization: `Bearer ${secret}` };
+const get = async (base, path) => (await fetch(base + path, base === edgeUrl ? { headers: auth } : {})).json();
 const post = async (path, body) => (await fetch(simUrl + path, { method: 'POST', body: JSON.stringify(body ?? {}) })).json();
 async function until(cond, ms, what) {
   const end = Date.now() + ms;
@@ -47,7 +52,7 @@ before(async () => {
   execFileSync('node', [join(here, 'gen-config.mjs'), String(port)], { cwd: here });
   workerd = spawn(join(here, 'node_modules', '.bin', 'workerd'), ['serve', join(here, 'config.capnp')], {
     cwd: here, stdio: 'inherit',
-    env: { ...process.env, API_SERVER: simUrl, API_TOKEN: '', MAX_IN_FLIGHT: '6', EXTRA_INFORMERS: '9' },
+    env: { ...process.env, API_SERVER: simUrl, API_TOKEN: '', EDGE_SECRET: secret, MAX_IN_FLIGHT: '6', EXTRA_INFORMERS: '9' },
   });
 });
 
@@ -77,8 +82,11 @@ test('answers match the sim for a namespace and a label selector', async () => {
   const pod = await get(edgeUrl, `/pods/${web[0].namespace}/${web[0].name}`);
   assert.equal(pod.metadata.labels.app, 'web');
   assert.equal(pod.metadata.managedFields, undefined, 'managedFields stripped for the 128 MB limit');
-  const bad = await fetch(`${edgeUrl}/pods?labelSelector=app%20in%20(`);
+  const bad = await fetch(`${edgeUrl}/pods?labelSelector=app%20in%20(`, { headers: auth });
   assert.equal(bad.status, 400);
+  const head = await fetch(`${edgeUrl}/pods/${web[0].namespace}/${web[0].name}`, { method: 'HEAD', headers: auth });
+  assert.equal(head.status, 200);
+  assert.equal((await head.arrayBuffer()).byteLength, 0);
 });
 
 test('after churn and a dropped watch, answers catch up with the sim', async () => {
@@ -88,4 +96,80 @@ test('after churn and a dropped watch, answers catch up with the sim', async () 
   await until(async () => JSON.stringify(await edgePods('')) === JSON.stringify(await simPods('')), 20_000, 'catch-up');
   const status = await get(edgeUrl, '/status');
   assert.ok(status.pods.reconnects + status.pods.relists >= 1, `the dropped watch was re-opened: ${JSON.stringify(status.pods)}`);
+});
+
+test('every request needs the shared secret: missing or wrong is 401 and reveals nothing', async () => {
+  const stats = await get(simUrl, '/sim/stats');
+  const sent = [
+    {},
+    { authorization: `Bearer ${secret.slice(0, -1)}x` },
+    { authorization: `Bearer ${secret}x` },
+    { authorization: `Bearer ${secret.slice(0, 10)}` },
+    { authorization: secret },
+    { authorization: `Basic ${Buffer.from(`u:${secret}`).toString('base64')}` },
+  ];
+  for (const headers of sent) {
+    for (const [method, path] of [['GET', '/pods'], ['GET', '/status'], ['DELETE', '/pods/default/x'], ['GET', '/nothing']]) {
+      const r = await fetch(edgeUrl + path, { method, headers });
+      assert.equal(r.status, 401, `${method} ${path} with ${JSON.stringify(headers)}`);
+      assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer /);
+      assert.deepEqual(await r.json(), { error: 'unauthorized' });
+    }
+  }
+  assert.equal((await get(simUrl, '/sim/stats')).objects.pods, stats.objects.pods);
+});
+
+test('only GET and HEAD: any other method is 405 with Allow, and changes nothing', async () => {
+  const [key] = await simPods('default');
+  const [ns, name] = key.split('@')[0].split('/');
+  for (const method of ['DELETE', 'POST', 'PUT', 'PATCH', 'OPTIONS']) {
+    const r = await fetch(`${edgeUrl}/pods/${ns}/${name}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body: ['DELETE', 'OPTIONS'].includes(method) ? undefined : '{}' });
+    assert.equal(r.status, 405, method);
+    assert.equal(r.headers.get('allow'), 'GET, HEAD');
+    assert.ok(!(await r.text()).includes(name), `${method}: no pod in the answer`);
+  }
+  assert.ok((await simPods('default')).includes(key), 'the pod is still there');
+});
+
+test('an over-long query or path is 400', async () => {
+  const long = `app in (${Array.from({ length: 200 }, (_, i) => `v${i}`).join(',')})`;
+  assert.ok(encodeURIComponent(long).length > 1024);
+  const q = await fetch(`${edgeUrl}/pods?labelSelector=${encodeURIComponent(long)}`, { headers: auth });
+  assert.equal(q.status, 400);
+  assert.match((await q.json()).error, /query/);
+  const p = await fetch(`${edgeUrl}/pods/default/${'a'.repeat(1000)}`, { headers: auth });
+  assert.equal(p.status, 400);
+  // Just under the cap is still served.
+  const values = [];
+  while (encodeURIComponent(`app in (${[...values, 'w'].join(',')})`).length < 1000) values.push(`w${values.length}`);
+  const under = `?labelSelector=${encodeURIComponent(`app in (${values.join(',')})`)}`;
+  assert.ok(under.length > 900 && under.length <= 1024, `${under.length}`);
+  const ok = await fetch(`${edgeUrl}/pods${under}`, { headers: auth });
+  assert.equal(ok.status, 200);
+});
+
+const watching = async () => {
+  const s = await get(edgeUrl, '/status');
+  return s.synced && s.pods.phase === 'watching';
+};
+
+test('errors reach callers as a reason and a code, never a message, a stack or an address', async () => {
+  await until(watching, 30_000, 'synced and watching');
+  // Break the watch and fail what follows, so the informer records an error.
+  await post('/sim/faults', { status500: { count: 40 } });
+  await post('/sim/compact');
+  await post('/sim/drop-watches');
+  let text = '';
+  await until(async () => {
+    text = await (await fetch(`${edgeUrl}/status`, { headers: auth })).text();
+    return JSON.parse(text).pods.lastError !== undefined;
+  }, 20_000, 'an error in the status');
+  const { lastError } = JSON.parse(text).pods;
+  assert.deepEqual(Object.keys(lastError).sort(), ['code', 'reason']);
+  assert.match(lastError.reason, /^[A-Za-z]+$/);
+  for (const leak of [new URL(simUrl).host, 'injected', 'kubewasm-sim', '/api/v1', 'message', ' at ', '.js', '.rs', 'file:']) {
+    assert.ok(!text.includes(leak), `${leak} in ${text}`);
+  }
+  await post('/sim/faults/clear');
+  await until(watching, 30_000, 'watching again');
 });
