@@ -10,7 +10,7 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: all deps test test-native test-lint test-node test-chrome test-worker test-js test-page test-edge test-vite build pkg demo bench clean
+.PHONY: soak all deps test test-native test-lint test-node test-chrome test-worker test-js test-page test-edge test-vite build pkg demo bench clean
 
 all: build
 
@@ -88,9 +88,15 @@ bench: deps
 	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done
 	$(WITH_SIM) node --expose-gc tests/js/bench/objects.mjs
 	$(WITH_SIM) node tests/js/bench/freeze.mjs
+	for i in 1 2 3; do for m in bounded unbounded; do $(WITH_SIM) node tests/js/bench/slow-handler.mjs $$m || exit 1; done; done
 	for b in $(WASM_BENCHES); do \
 	  $(WITH_SIM) scripts/wasm-test.sh node --release --features bench $$b -- --nocapture || exit 1; \
 	done
+
+## soak: ~1,000,000 events with churn over 10 minutes; wasm memory and JS heap every 30 s.
+soak: build
+	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
+	$(WITH_SIM) node --expose-gc tests/js/bench/soak.mjs 10
 
 clean:
 	cargo clean
