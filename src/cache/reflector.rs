@@ -339,15 +339,32 @@ impl Reflector {
     /// whenever a cycle ends, its error (if any) goes to the handler, then
     /// one backoff step, then the next cycle (RL-17).
     pub async fn run(self: Rc<Self>) {
+        self.run_from(false).await
+    }
+
+    /// [`run`](Reflector::run) after a pause: when an RV is known, the first
+    /// cycle watches from it without listing (a 410 then relists, as any
+    /// expired watch does).
+    pub async fn resume(self: Rc<Self>) {
+        self.run_from(true).await
+    }
+
+    async fn run_from(self: Rc<Self>, resume: bool) {
         let seed = self.rng.borrow_mut().next_u64();
         let mut backoff = BackoffManager::new(self.opts.backoff.clone(), self.clock.clone(), seed);
         let mut first = true;
+        let mut watch_only = resume && !self.last_sync_resource_version().is_empty();
         loop {
             if !first {
                 self.status.quiet(|s| s.relists += 1);
             }
             first = false;
-            if let Err(e) = self.list_and_watch(&mut backoff).await {
+            let cycle = if std::mem::take(&mut watch_only) {
+                self.watch_from_last_rv(&mut backoff).await
+            } else {
+                self.list_and_watch(&mut backoff).await
+            };
+            if let Err(e) = cycle {
                 self.report(&e);
             }
             self.back_off(&mut backoff, None).await;
@@ -385,6 +402,21 @@ impl Reflector {
             self.set_phase(Phase::Watching);
         }
         self.relist_requested.set(false);
+        self.watch_loop(pending, backoff).await
+    }
+
+    /// A cycle that starts with a watch from the last RV (after a pause).
+    async fn watch_from_last_rv(&self, backoff: &mut BackoffManager) -> Result<(), Error> {
+        self.relist_requested.set(false);
+        self.watch_loop(None, backoff).await
+    }
+
+    /// Watch (re-watching after clean closes) until the cycle must end.
+    async fn watch_loop(
+        &self,
+        mut pending: Option<EventStream>,
+        backoff: &mut BackoffManager,
+    ) -> Result<(), Error> {
         self.resync_at
             .set(self.opts.resync_period.map(|p| self.clock.now() + p));
         let mut internal = RetryWindow::new(self.opts.max_internal_error_retry);

@@ -160,6 +160,8 @@ struct Inner {
     opts: RefCell<InformerOptions>,
     processor: Rc<Processor>,
     tasks: RefCell<Vec<TaskHandle>>,
+    /// The reflector's task, apart from the others: a pause ends only it.
+    reflector_task: RefCell<Option<TaskHandle>>,
     started: Cell<bool>,
     stopped: Cell<bool>,
     synced: Cell<bool>,
@@ -250,6 +252,7 @@ impl SharedIndexInformer {
                 status: StatusCell::default(),
                 opts: RefCell::new(opts),
                 tasks: RefCell::new(Vec::new()),
+                reflector_task: RefCell::new(None),
                 started: Cell::new(false),
                 stopped: Cell::new(false),
                 synced: Cell::new(false),
@@ -514,9 +517,44 @@ impl SharedIndexInformer {
         .with_on_turn(on_turn)
         .with_on_failure(on_failure);
         inner.processor.run();
-        let mut tasks = inner.tasks.borrow_mut();
-        tasks.push(spawn_local(controller.run()));
-        tasks.push(spawn_local(reflector.run()));
+        inner.tasks.borrow_mut().push(spawn_local(controller.run()));
+        *inner.reflector_task.borrow_mut() = Some(spawn_local(reflector.run()));
+    }
+
+    /// Stop watching for now: the reflector's requests and timers end, the
+    /// cache keeps its contents and handlers stay registered. Nothing
+    /// happens before start, after stop, or when already paused.
+    pub fn pause(&self) {
+        let inner = &self.inner;
+        if inner.stopped.get() {
+            return;
+        }
+        if let Some(t) = inner.reflector_task.borrow_mut().take() {
+            t.abort();
+            inner.status.update(|s| {
+                s.phase = Phase::Paused;
+                s.next_retry_at_ms = None;
+            });
+        }
+    }
+
+    /// Watch again after [`pause`](SharedIndexInformer::pause), from the
+    /// last resourceVersion (a 410 relists). No-op unless paused.
+    pub fn resume(&self) {
+        let inner = &self.inner;
+        if inner.stopped.get() || !inner.started.get() || inner.reflector_task.borrow().is_some() {
+            return;
+        }
+        let Some(r) = inner.reflector.borrow().clone() else {
+            return;
+        };
+        *inner.reflector_task.borrow_mut() = Some(spawn_local(r.resume()));
+    }
+
+    /// Whether the informer is paused (started, not stopped, not watching).
+    pub fn is_paused(&self) -> bool {
+        let inner = &self.inner;
+        inner.started.get() && !inner.stopped.get() && inner.reflector_task.borrow().is_none()
     }
 
     fn after_turn(&self) {
@@ -560,6 +598,9 @@ impl SharedIndexInformer {
             return;
         }
         for t in inner.tasks.borrow_mut().drain(..) {
+            t.abort();
+        }
+        if let Some(t) = inner.reflector_task.borrow_mut().take() {
             t.abort();
         }
         inner.processor.stop();

@@ -24,6 +24,9 @@ pub enum Phase {
     Watching,
     /// Waiting before the next attempt (see `next_retry_at_ms`).
     Backoff,
+    /// Not watching for now (released, or the page is hidden); the cache
+    /// keeps its contents and resumes from its last resourceVersion.
+    Paused,
     /// Stopped for good.
     Stopped,
 }
@@ -36,6 +39,7 @@ impl Phase {
             Phase::Listing => "listing",
             Phase::Watching => "watching",
             Phase::Backoff => "backoff",
+            Phase::Paused => "paused",
             Phase::Stopped => "stopped",
         }
     }

@@ -854,3 +854,57 @@ fn one_bad_item_in_a_list_is_skipped_and_reported_while_the_rest_syncs() {
         "no relist for a bad listed item"
     );
 }
+
+#[test]
+fn pause_drops_the_watch_and_resume_watches_from_the_last_rv_without_listing() {
+    let r = rig(vec![
+        page("1", vec![obj("ns/a", 1)]),
+        page("9", vec![obj("ns/a", 8), obj("ns/c", 9)]),
+    ]);
+    let log: Log = Rc::default();
+    r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Added(obj("ns/b", 2)));
+    assert_eq!(r.lw.open_watches(), 1);
+    r.inf.pause();
+    run_until_stalled();
+    assert!(r.inf.is_paused());
+    assert_eq!(r.lw.open_watches(), 0, "the watch is closed");
+    assert_eq!(r.inf.status_snapshot().phase, Phase::Paused);
+    assert_eq!(r.clock.pending_timers(), 0, "no timer is left running");
+    assert_eq!(r.inf.indexer().len(), 2, "the cache is kept");
+    let calls_before = r.lw.described().len();
+    r.inf.resume();
+    run_until_stalled();
+    assert_eq!(
+        r.lw.described()[calls_before..].to_vec(),
+        vec!["WATCH rv=2".to_owned()],
+        "resumes with a watch from the last RV, no list"
+    );
+    r.send(WatchEvent::Modified(obj("ns/b", 3)));
+    // An expired RV after a long pause: relist and deliver the difference.
+    r.inf.pause();
+    r.inf.resume();
+    run_until_stalled();
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    let want: BTreeMap<String, String> = [("ns/a", "8"), ("ns/c", "9")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(r.state(), want);
+    assert_eq!(
+        *log.borrow(),
+        vec![
+            "add a@1 initial",
+            "add b@2",
+            "update b@2->3",
+            "update a@1->8",
+            "add c@9",
+            "delete ns/b"
+        ]
+    );
+    assert_eq!(r.inf.status_snapshot().phase, Phase::Watching);
+}
