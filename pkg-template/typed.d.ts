@@ -12,6 +12,7 @@ import type {
   Diff,
   EventHandlers,
   EventRegistration,
+  InformerFactoryOptions,
   InformerOptions,
   InformerStatus,
   KubeObject,
@@ -90,8 +91,14 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
 
 /** Shares one informer per identical options. */
 export declare class InformerFactory {
-  /** A factory over a client. */
-  constructor(client: KubeClient);
+  /**
+   * A factory over a client. Informers stop watching `releaseGraceMs` after
+   * their last handle, subscription and handler are released, and (in a page)
+   * while the page has been hidden for `hiddenPauseMs`.
+   */
+  constructor(client: KubeClient, opts?: InformerFactoryOptions);
+  /** Forward the page's visibility (from a worker, which has no `document`). */
+  setVisible(visible: boolean): void;
   free(): void;
   [Symbol.dispose](): void;
   /** The informer for these options (the same cache for identical options). */
@@ -113,6 +120,13 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   start(): void;
   /** Stop for good: the watch is aborted and no timer or task remains. */
   stop(): void;
+  /**
+   * Let go of this handle (also `free()` and `using`). Once every handle,
+   * subscription and handler is released, the informer stops watching after
+   * the factory's `releaseGraceMs`, keeping its cache; getting it again from
+   * the factory resumes it from its last resourceVersion.
+   */
+  release(): void;
   /**
    * Listen for an event; returns an unsubscribe function. All `add`,
    * `update` and `delete` handlers of an informer share one queue, so they

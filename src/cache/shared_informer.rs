@@ -551,6 +551,15 @@ impl SharedIndexInformer {
         *inner.reflector_task.borrow_mut() = Some(spawn_local(r.resume()));
     }
 
+    /// Deltas queued and not yet applied to the cache.
+    pub fn queued_deltas(&self) -> usize {
+        self.inner
+            .fifo
+            .borrow()
+            .as_ref()
+            .map_or(0, |f| f.queued_deltas())
+    }
+
     /// Whether the informer is paused (started, not stopped, not watching).
     pub fn is_paused(&self) -> bool {
         let inner = &self.inner;

@@ -1,29 +1,66 @@
 //! Scheduling "once per frame": `requestAnimationFrame` where the host has it
 //! (pages), otherwise one macrotask (`setTimeout(0)`: workers, Node, edge).
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
 
-/// Run `f` at the next animation frame, or at the next macrotask where there
-/// is no `requestAnimationFrame` (or the page is hidden and frames stall: the
-/// timeout fallback keeps workers and background tabs flowing).
+/// How long a frame may stall (the page went hidden after the frame was
+/// requested) before the timer delivers instead.
+const FRAME_FALLBACK_MS: f64 = 250.0;
+
+fn global_fn(name: &str) -> Option<Function> {
+    Reflect::get(&js_sys::global(), &JsValue::from_str(name))
+        .ok()
+        .and_then(|v| v.dyn_into::<Function>().ok())
+}
+
+/// The page's `document`, where there is one.
+pub fn document() -> Option<JsValue> {
+    Reflect::get(&js_sys::global(), &JsValue::from_str("document"))
+        .ok()
+        .filter(|d| d.is_object())
+}
+
+/// Whether a `document` exists and is hidden (frames do not run then).
+pub fn page_hidden() -> bool {
+    document()
+        .and_then(|d| Reflect::get(&d, &JsValue::from_str("hidden")).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}
+
+/// Run `f` once: at the next animation frame of a visible page, else at the
+/// next macrotask. In a page a timer backs the frame up, since a page hidden
+/// after the request runs no frames until it is shown again.
 pub fn on_next_frame(f: impl FnOnce() + 'static) {
     let global = js_sys::global();
-    let cb = Closure::once_into_js(f);
-    let Ok(cb) = cb.dyn_into::<Function>() else {
-        return;
-    };
-    let raf = Reflect::get(&global, &JsValue::from_str("requestAnimationFrame"))
+    let slot: Rc<RefCell<Option<Box<dyn FnOnce()>>>> = Rc::new(RefCell::new(Some(Box::new(f))));
+    let callback = |slot: Rc<RefCell<Option<Box<dyn FnOnce()>>>>| -> Option<Function> {
+        Closure::once_into_js(move || {
+            let f = slot.borrow_mut().take();
+            if let Some(f) = f {
+                f();
+            }
+        })
+        .dyn_into::<Function>()
         .ok()
-        .and_then(|v| v.dyn_into::<Function>().ok());
-    if let Some(raf) = raf {
-        if raf.call1(&global, &cb).is_ok() {
-            return;
+    };
+    let mut delay = 0.0;
+    if !page_hidden() {
+        if let (Some(raf), Some(cb)) = (global_fn("requestAnimationFrame"), callback(slot.clone()))
+        {
+            if raf.call1(&global, &cb).is_ok() {
+                if document().is_none() {
+                    return;
+                }
+                delay = FRAME_FALLBACK_MS;
+            }
         }
     }
-    if let Ok(set_timeout) = Reflect::get(&global, &JsValue::from_str("setTimeout"))
-        .and_then(|v| v.dyn_into::<Function>())
-    {
-        let _ = set_timeout.call2(&global, &cb, &JsValue::from_f64(0.0));
+    if let (Some(set_timeout), Some(cb)) = (global_fn("setTimeout"), callback(slot)) {
+        let _ = set_timeout.call2(&global, &cb, &JsValue::from_f64(delay));
     }
 }

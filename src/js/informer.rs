@@ -19,7 +19,7 @@ use wasm_bindgen_futures::future_to_promise;
 use super::changes::{ChangeKind, ChangeSet, Diff};
 use super::client::KubeClient;
 use super::error::KubeErrorInit;
-use super::frame::on_next_frame;
+use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
 use crate::cache::{
@@ -29,7 +29,7 @@ use crate::cache::{
     SharedIndexInformer, SharedInformerFactory, Transformer,
 };
 use crate::rest::KubeObject;
-use crate::rt::Notify;
+use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFORMER_TS: &'static str = r#"
@@ -74,6 +74,23 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   labelIndexes?: string[];
 }
 
+/** Options of an `InformerFactory`. */
+export interface InformerFactoryOptions {
+  /**
+   * How long an informer keeps watching after its last user released it
+   * (ms, default 30,000): re-acquiring it within this time finds it live;
+   * later it resumes from its last resourceVersion.
+   */
+  releaseGraceMs?: number;
+  /**
+   * How long a page may stay hidden before its informers stop watching (ms,
+   * default 60,000). When it is shown again they resume from their last
+   * resourceVersion and subscribers get one diff of what changed meanwhile.
+   * In a worker, forward the page's visibility with `setVisible`.
+   */
+  hiddenPauseMs?: number;
+}
+
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
 export interface Diff {
   added: string[];
@@ -84,7 +101,7 @@ export interface Diff {
 
 /** An informer's health and progress. */
 export interface InformerStatus {
-  phase: 'idle' | 'listing' | 'watching' | 'backoff' | 'stopped';
+  phase: 'idle' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
   /** While backing off: epoch ms of the next attempt. */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
@@ -147,6 +164,58 @@ export type InformerEvent = 'add' | 'update' | 'delete' | 'error' | 'status';
 pub struct InformerFactory {
     factory: SharedInformerFactory,
     states: Rc<RefCell<HashMap<String, Rc<State>>>>,
+    life: Rc<Lifecycle>,
+    /// The `visibilitychange` listener, removed at shutdown.
+    on_visibility: Option<Function>,
+}
+
+/// What decides whether a factory's informers watch: their users (reference
+/// counts, each informer's own) and the page's visibility (shared).
+struct Lifecycle {
+    grace: std::time::Duration,
+    hidden_delay: std::time::Duration,
+    /// Hidden for longer than `hidden_delay`: every informer is paused.
+    hidden: Cell<bool>,
+    hide_task: RefCell<Option<TaskHandle>>,
+    states: std::rc::Weak<RefCell<HashMap<String, Rc<State>>>>,
+}
+
+impl Lifecycle {
+    fn each_state(&self, f: impl Fn(&Rc<State>)) {
+        let Some(states) = self.states.upgrade() else {
+            return;
+        };
+        let all: Vec<Rc<State>> = states.borrow().values().cloned().collect();
+        for s in &all {
+            f(s);
+        }
+    }
+
+    fn set_visible(self: &Rc<Self>, visible: bool) {
+        if visible {
+            if let Some(t) = self.hide_task.borrow_mut().take() {
+                t.abort();
+            }
+            if self.hidden.replace(false) {
+                self.each_state(|s| {
+                    s.begin_catch_up();
+                    s.apply_pause();
+                });
+            }
+        } else if !self.hidden.get() && self.hide_task.borrow().is_none() {
+            let me = Rc::downgrade(self);
+            let delay = self.hidden_delay;
+            let task = spawn_local(async move {
+                real_clock().sleep(delay).await;
+                if let Some(life) = me.upgrade() {
+                    life.hide_task.borrow_mut().take();
+                    life.hidden.set(true);
+                    life.each_state(|s| s.apply_pause());
+                }
+            });
+            *self.hide_task.borrow_mut() = Some(task);
+        }
+    }
 }
 
 struct State {
@@ -164,7 +233,21 @@ struct State {
     regs: RefCell<Vec<(u64, Registration)>>,
     /// Fired when an `on()` handler has received its replay.
     joined: Notify,
+    life: Rc<Lifecycle>,
+    /// Handles, subscriptions and handlers holding the informer.
+    refs: Cell<usize>,
+    /// Paused because its last user let go more than the grace period ago.
+    released: Cell<bool>,
+    grace_task: RefCell<Option<TaskHandle>>,
+    /// Resumed after a pause: hold diffs until the catch-up is applied, so
+    /// subscribers get one diff of everything that changed meanwhile.
+    catching_up: Cell<bool>,
+    /// When the catch-up began (ms): diffs are held at most `MAX_CATCH_UP_MS`.
+    catching_since: Cell<f64>,
 }
+
+/// The longest subscribers wait for a catch-up to be applied as one diff.
+const MAX_CATCH_UP_MS: f64 = 5_000.0;
 
 /// A cached scoped snapshot: its version and when it was last read.
 struct ScopedEntry {
@@ -213,6 +296,70 @@ impl State {
         id
     }
 
+    fn subscribe(self: &Rc<Self>, listener: JsValue) -> Result<JsValue, JsValue> {
+        let listener: Function = listener.dyn_into().map_err(|_| {
+            JsValue::from(KubeErrorInit::invalid("the listener must be a function"))
+        })?;
+        let id = self.id();
+        self.subscribers.borrow_mut().push((id, listener));
+        self.acquire();
+        let weak = Rc::downgrade(self);
+        Ok(unsubscriber(move || {
+            if let Some(s) = weak.upgrade() {
+                s.subscribers.borrow_mut().retain(|(i, _)| *i != id);
+                s.release();
+            }
+        }))
+    }
+
+    /// A user took hold of the informer (a handle, subscription or handler).
+    fn acquire(&self) {
+        self.refs.set(self.refs.get() + 1);
+        if let Some(t) = self.grace_task.borrow_mut().take() {
+            t.abort();
+        }
+        if self.released.replace(false) {
+            self.begin_catch_up();
+            self.apply_pause();
+        }
+    }
+
+    /// A user let go; the last one starts the grace period.
+    fn release(self: &Rc<Self>) {
+        let n = self.refs.get().saturating_sub(1);
+        self.refs.set(n);
+        if n > 0 || self.grace_task.borrow().is_some() {
+            return;
+        }
+        let me = Rc::downgrade(self);
+        let grace = self.life.grace;
+        let task = spawn_local(async move {
+            real_clock().sleep(grace).await;
+            if let Some(s) = me.upgrade() {
+                s.grace_task.borrow_mut().take();
+                if s.refs.get() == 0 {
+                    s.released.set(true);
+                    s.apply_pause();
+                }
+            }
+        });
+        *self.grace_task.borrow_mut() = Some(task);
+    }
+
+    fn begin_catch_up(&self) {
+        self.catching_up.set(true);
+        self.catching_since.set(js_sys::Date::now());
+    }
+
+    /// Watch unless released or hidden.
+    fn apply_pause(&self) {
+        if self.released.get() || self.life.hidden.get() {
+            self.inf.pause();
+        } else {
+            self.inf.resume();
+        }
+    }
+
     fn report_failure(&self, f: &Failure) {
         let err = KubeErrorInit {
             message: format!("{} ({})", f.message, f.key),
@@ -248,7 +395,21 @@ impl State {
         }
     }
 
-    fn flush(&self) {
+    fn flush(self: &Rc<Self>) {
+        if self.catching_up.get() {
+            let st = self.inf.status_snapshot();
+            let caught_up = st.phase != crate::cache::Phase::Listing
+                && st.phase != crate::cache::Phase::Paused
+                && st.phase != crate::cache::Phase::Backoff
+                && self.inf.queued_deltas() == 0;
+            let waited = js_sys::Date::now() - self.catching_since.get();
+            if !caught_up && !self.inf.is_stopped() && waited < MAX_CATCH_UP_MS {
+                let me = self.clone();
+                on_next_frame(move || me.flush());
+                return;
+            }
+            self.catching_up.set(false);
+        }
         let diff = self.changes.borrow_mut().flush();
         if diff.is_empty() {
             return;
@@ -570,13 +731,60 @@ fn js_transform(f: Function) -> Transformer {
 
 #[wasm_bindgen]
 impl InformerFactory {
-    /// A factory over a client.
+    /// A factory over a client. In a page, informers stop watching while
+    /// the page has been hidden for `hiddenPauseMs`.
     #[wasm_bindgen(constructor)]
-    pub fn new(client: &KubeClient) -> InformerFactory {
-        InformerFactory {
-            factory: SharedInformerFactory::new(client.inner().clone(), InformerOptions::default()),
-            states: Rc::default(),
+    pub fn new(
+        client: &KubeClient,
+        #[wasm_bindgen(unchecked_param_type = "InformerFactoryOptions")] opts: JsValue,
+    ) -> Result<InformerFactory, JsValue> {
+        let ms = |name: &str, default: f64| -> Result<std::time::Duration, JsValue> {
+            Ok(options::millis(
+                options::number(&opts, name)?.unwrap_or(default),
+            ))
+        };
+        let states: Rc<RefCell<HashMap<String, Rc<State>>>> = Rc::default();
+        let life = Rc::new(Lifecycle {
+            grace: ms("releaseGraceMs", 30_000.0)?,
+            hidden_delay: ms("hiddenPauseMs", 60_000.0)?,
+            hidden: Cell::new(false),
+            hide_task: RefCell::new(None),
+            states: Rc::downgrade(&states),
+        });
+        let on_visibility = document().and_then(|doc| {
+            let weak = Rc::downgrade(&life);
+            let f: Function = Closure::<dyn Fn()>::new(move || {
+                if let Some(l) = weak.upgrade() {
+                    l.set_visible(!page_hidden());
+                }
+            })
+            .into_js_value()
+            .unchecked_into();
+            let add: Function = Reflect::get(&doc, &"addEventListener".into())
+                .ok()?
+                .dyn_into()
+                .ok()?;
+            add.call2(&doc, &"visibilitychange".into(), &f).ok()?;
+            Some(f)
+        });
+        if page_hidden() {
+            life.set_visible(false);
         }
+        Ok(InformerFactory {
+            factory: SharedInformerFactory::new(client.inner().clone(), InformerOptions::default()),
+            states,
+            life,
+            on_visibility,
+        })
+    }
+
+    /// Tell the factory whether the page is visible: in a worker, which has
+    /// no `document`, forward the page's `visibilitychange` here. Hidden for
+    /// longer than `hiddenPauseMs`, informers stop watching; visible again,
+    /// they resume from their last resourceVersion.
+    #[wasm_bindgen(js_name = setVisible)]
+    pub fn set_visible(&self, visible: bool) {
+        self.life.set_visible(visible);
     }
 
     /// The informer for these options (the same one for identical options).
@@ -612,9 +820,7 @@ impl InformerFactory {
         let key = SharedInformerFactory::scope_key(&scope);
         if let Some(state) = self.states.borrow().get(&key) {
             add_label_indexes(&state.inf, &label_indexes)?;
-            return Ok(Informer {
-                state: state.clone(),
-            });
+            return Ok(Informer::held(state.clone()));
         }
         let mut io = InformerOptions {
             reflector: ReflectorOptions::default(),
@@ -684,6 +890,12 @@ impl InformerFactory {
             group: RefCell::new(None),
             regs: RefCell::new(Vec::new()),
             joined: Notify::new(),
+            life: self.life.clone(),
+            refs: Cell::new(0),
+            released: Cell::new(false),
+            grace_task: RefCell::new(None),
+            catching_up: Cell::new(false),
+            catching_since: Cell::new(0.0),
         });
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {
@@ -711,7 +923,10 @@ impl InformerFactory {
         let id = state.id();
         state.regs.borrow_mut().push((id, reg));
         self.states.borrow_mut().insert(key, state.clone());
-        Ok(Informer { state })
+        if self.life.hidden.get() {
+            state.apply_pause();
+        }
+        Ok(Informer::held(state))
     }
 
     /// Start every informer (and those created later).
@@ -731,6 +946,17 @@ impl InformerFactory {
 
     /// Stop every informer.
     pub fn shutdown(&self) {
+        if let (Some(doc), Some(f)) = (document(), &self.on_visibility) {
+            if let Some(remove) = Reflect::get(&doc, &"removeEventListener".into())
+                .ok()
+                .and_then(|v| v.dyn_into::<Function>().ok())
+            {
+                let _ = remove.call2(&doc, &"visibilitychange".into(), f);
+            }
+        }
+        if let Some(t) = self.life.hide_task.borrow_mut().take() {
+            t.abort();
+        }
         self.factory.shutdown();
         for s in self.states.borrow_mut().drain() {
             s.1.joined.notify_waiters();
@@ -738,14 +964,63 @@ impl InformerFactory {
     }
 }
 
+/// A reference to an informer held by a JS object (a lister or a view):
+/// released when the object is freed or collected.
+struct Hold(Rc<State>);
+
+impl Hold {
+    fn new(state: &Rc<State>) -> Hold {
+        state.acquire();
+        Hold(state.clone())
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
 /// A live, indexed cache of one resource.
 #[wasm_bindgen]
 pub struct Informer {
     state: Rc<State>,
+    /// Whether this handle holds a reference (released once).
+    held: Cell<bool>,
+}
+
+impl Informer {
+    /// A handle that holds a reference to the informer.
+    fn held(state: Rc<State>) -> Informer {
+        state.acquire();
+        Informer {
+            state,
+            held: Cell::new(true),
+        }
+    }
+}
+
+impl Drop for Informer {
+    fn drop(&mut self) {
+        if self.held.replace(false) {
+            self.state.release();
+        }
+    }
 }
 
 #[wasm_bindgen]
 impl Informer {
+    /// Let go of this handle (also done by `free()` and `Symbol.dispose`).
+    /// When the informer's last handle, subscription and handler are gone,
+    /// it stops watching after the factory's `releaseGraceMs`; the cache is
+    /// kept, and a later `factory.informer(...)` resumes it from its last
+    /// resourceVersion. Idempotent.
+    pub fn release(&self) {
+        if self.held.replace(false) {
+            self.state.release();
+        }
+    }
+
     /// Start listing and watching (idempotent).
     pub fn start(&self) {
         self.state.inf.start();
@@ -778,16 +1053,16 @@ impl Informer {
             .dyn_into()
             .map_err(|_| JsValue::from(KubeErrorInit::invalid("the handler must be a function")))?;
         let state = self.state.clone();
-        match event.as_str() {
+        let cleanup: Box<dyn FnOnce()> = match event.as_str() {
             "error" => {
                 let id = state.id();
                 state.errors.borrow_mut().push((id, handler));
                 let weak = Rc::downgrade(&state);
-                Ok(unsubscriber(move || {
+                Box::new(move || {
                     if let Some(s) = weak.upgrade() {
                         s.errors.borrow_mut().retain(|(i, _)| *i != id);
                     }
-                }))
+                })
             }
             "status" => {
                 let inf = state.inf.clone();
@@ -802,7 +1077,7 @@ impl Informer {
                     }
                 });
                 let status = inf.status().clone();
-                Ok(unsubscriber(move || status.unsubscribe(id)))
+                Box::new(move || status.unsubscribe(id))
             }
             "add" | "update" | "delete" => {
                 let kind = match event.as_str() {
@@ -812,35 +1087,37 @@ impl Informer {
                 };
                 let id = state.join(kind, handler)?;
                 let weak = Rc::downgrade(&state);
-                Ok(unsubscriber(move || {
+                Box::new(move || {
                     if let Some(s) = weak.upgrade() {
                         s.leave(id);
                     }
-                }))
+                })
             }
             other => {
-                Err(KubeErrorInit::invalid(format!("unknown informer event {other:?}")).into())
+                return Err(
+                    KubeErrorInit::invalid(format!("unknown informer event {other:?}")).into(),
+                )
             }
-        }
+        };
+        // Every listener holds the informer until it unsubscribes.
+        state.acquire();
+        let weak = Rc::downgrade(&state);
+        Ok(unsubscriber(move || {
+            cleanup();
+            if let Some(s) = weak.upgrade() {
+                s.release();
+            }
+        }))
     }
 
-    /// Receive coalesced diffs, at most one per animation frame. Returns an unsubscribe function.
+    /// Receive coalesced diffs, at most one per animation frame. Returns an
+    /// unsubscribe function. A subscription holds the informer (see `release`).
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn subscribe(
         &self,
         #[wasm_bindgen(unchecked_param_type = "(diff: Diff) => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let listener: Function = listener.dyn_into().map_err(|_| {
-            JsValue::from(KubeErrorInit::invalid("the listener must be a function"))
-        })?;
-        let id = self.state.id();
-        self.state.subscribers.borrow_mut().push((id, listener));
-        let weak = Rc::downgrade(&self.state);
-        Ok(unsubscriber(move || {
-            if let Some(s) = weak.upgrade() {
-                s.subscribers.borrow_mut().retain(|(i, _)| *i != id);
-            }
-        }))
+        self.state.subscribe(listener)
     }
 
     /// Every cached object, sorted by namespace and name; the same (frozen)
@@ -867,6 +1144,7 @@ impl Informer {
             namespace,
             selector,
             fields,
+            _hold: Hold::new(&self.state),
         })
     }
 
@@ -893,7 +1171,8 @@ impl Informer {
     /// Register `add`, `update` and `delete` handlers as one listener
     /// (client-go's `AddEventHandler`): they observe changes in the order
     /// the cache applied them. Registered after start, it first receives
-    /// every cached object as an add. Returns the registration.
+    /// every cached object as an add. Returns the registration, which holds
+    /// the informer until `remove()`.
     #[wasm_bindgen(js_name = addEventHandler)]
     pub fn add_event_handler(
         &self,
@@ -931,10 +1210,12 @@ impl Informer {
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         let id = self.state.id();
         self.state.regs.borrow_mut().push((id, reg.clone()));
+        self.state.acquire();
         Ok(EventRegistration {
             reg,
             id,
             state: Rc::downgrade(&self.state),
+            held: Cell::new(true),
         })
     }
 
@@ -960,6 +1241,7 @@ impl Informer {
     pub fn lister(&self) -> Lister {
         Lister {
             lister: RustLister::new(self.state.inf.indexer().clone()),
+            _hold: Hold::new(&self.state),
         }
     }
 
@@ -990,6 +1272,8 @@ pub struct EventRegistration {
     reg: Registration,
     id: u64,
     state: std::rc::Weak<State>,
+    /// Whether the registration still holds the informer.
+    held: Cell<bool>,
 }
 
 #[wasm_bindgen]
@@ -1015,6 +1299,9 @@ impl EventRegistration {
         self.reg.remove();
         if let Some(s) = self.state.upgrade() {
             s.regs.borrow_mut().retain(|(i, _)| *i != self.id);
+            if self.held.replace(false) {
+                s.release();
+            }
         }
     }
 
@@ -1032,6 +1319,7 @@ pub struct ScopedView {
     namespace: Option<String>,
     selector: LabelSelector,
     fields: FieldSelector,
+    _hold: Hold,
 }
 
 #[wasm_bindgen]
@@ -1088,17 +1376,16 @@ impl ScopedView {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(diff: Diff) => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
-        Informer {
-            state: self.state.clone(),
-        }
-        .subscribe(listener)
+        self.state.subscribe(listener)
     }
 }
 
-/// Read-only queries on an informer's cache.
+/// Read-only queries on an informer's cache. A lister holds its informer
+/// (see `Informer.release`) until it is freed or collected.
 #[wasm_bindgen]
 pub struct Lister {
     lister: RustLister,
+    _hold: Hold,
 }
 
 #[wasm_bindgen]

@@ -1,0 +1,112 @@
+// Informer lifecycle through the package: reference counts with a grace
+// period, and pausing while the page is hidden (forwarded with setVisible).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeClient, InformerFactory, type Diff, type KubeObject } from 'kubewasm';
+
+const server = process.env.KUBEWASM_SIM_URL;
+const token = process.env.KUBEWASM_SIM_TOKEN;
+if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+
+const sim = async <T>(path: string, body?: unknown): Promise<T> => {
+  const r = await fetch(`${server}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  return (await r.json()) as T;
+};
+const openWatches = async () => (await sim<{ openWatches: number }>('/sim/stats')).openWatches;
+const simState = async () =>
+  Object.fromEntries(
+    Object.entries((await sim<{ items: Record<string, string> }>('/sim/state?resource=configmaps')).items).filter(([k]) => k.startsWith('lifecycle/')),
+  );
+const until = async (cond: () => boolean | Promise<boolean>, ms = 15_000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
+const cacheState = (objs: readonly KubeObject[]) => Object.fromEntries(objs.map((o) => [keyOf(o), o.metadata.resourceVersion ?? '']));
+const sorted = (o: Record<string, string>) => JSON.stringify(Object.entries(o).sort());
+
+const client = new KubeClient({ server, token });
+const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
+
+test('an informer stops watching a grace period after its last user lets go, and resumes when taken again', async () => {
+  await sim('/sim/faults/clear', {});
+  await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'lifecycle' }, data: { v: '1' } });
+  const factory = new InformerFactory(client, { releaseGraceMs: 300 });
+  try {
+    const base = await openWatches();
+    const opts = { version: 'v1', resource: 'configmaps', namespace: 'lifecycle' };
+    const inf = factory.informer(opts);
+    factory.start();
+    await inf.waitForSync();
+    await until(async () => (await openWatches()) === base + 1);
+    const off = inf.subscribe(() => {});
+    const offAdd = inf.on('add', () => {});
+    inf.release();
+    inf.release();
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(await openWatches(), base + 1, 'a subscription and a handler still hold it');
+    off();
+    offAdd();
+    offAdd();
+    // Taken again within the grace period: still live, the same cache.
+    const again = factory.informer(opts);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(await openWatches(), base + 1);
+    assert.equal(again.status.phase, 'watching');
+    again.release();
+    await until(async () => (await openWatches()) === base);
+    assert.equal(again.status.phase, 'paused');
+    assert.equal(again.getSnapshot().length, 1, 'the cache is kept');
+    // Changes made meanwhile arrive when it is taken again (from the last RV).
+    await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b', namespace: 'lifecycle' }, data: { v: '1' } });
+    const third = factory.informer(opts);
+    await until(() => third.lister().list({}).length === 2);
+    assert.equal(third.status.relists, 0, 'resumed from the last resourceVersion without a list');
+    assert.equal(await openWatches(), base + 1);
+    third.release();
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('hidden past the delay, informers close their watches; visible again, one diff brings the cache to the sim', async () => {
+  await sim('/sim/faults/clear', {});
+  for (const n of ['c', 'd', 'e']) {
+    await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: 'lifecycle' }, data: { v: '1' } }).catch(() => {});
+  }
+  const factory = new InformerFactory(client, { hiddenPauseMs: 200 });
+  try {
+    const base = await openWatches();
+    const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
+    factory.start();
+    await inf.waitForSync();
+    const diffs: Diff[] = [];
+    inf.subscribe((d) => diffs.push(d));
+    await until(async () => (await openWatches()) === base + 1);
+    factory.setVisible(false);
+    await until(async () => (await openWatches()) === base);
+    assert.equal(inf.status.phase, 'paused');
+    // Meanwhile: an update, a deletion, a creation, and a compaction.
+    await cms.patch('c', { data: { v: '2' } }, 'merge');
+    await cms.delete('d');
+    await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f', namespace: 'lifecycle' }, data: { v: '1' } });
+    await sim('/sim/compact', {});
+    diffs.length = 0;
+    factory.setVisible(true);
+    const want = await simState();
+    await until(() => sorted(cacheState(inf.lister().list({}))) === sorted(want));
+    await until(() => diffs.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(diffs.length, 1, `one diff for the catch-up, got ${JSON.stringify(diffs)}`);
+    const d = diffs[0]!;
+    assert.ok(d.updated.includes('lifecycle/c'));
+    assert.ok(d.removed.includes('lifecycle/d'));
+    assert.ok(d.added.includes('lifecycle/f'));
+    assert.equal(await openWatches(), base + 1);
+  } finally {
+    factory.shutdown();
+  }
+});
