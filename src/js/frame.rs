@@ -11,6 +11,9 @@ use wasm_bindgen::prelude::*;
 /// requested) before the timer delivers instead.
 const FRAME_FALLBACK_MS: f64 = 250.0;
 
+/// The callback, taken by whichever of the frame and the timer comes first.
+type Slot = Rc<RefCell<Option<Box<dyn FnOnce()>>>>;
+
 fn global_fn(name: &str) -> Option<Function> {
     Reflect::get(&js_sys::global(), &JsValue::from_str(name))
         .ok()
@@ -37,8 +40,8 @@ pub fn page_hidden() -> bool {
 /// after the request runs no frames until it is shown again.
 pub fn on_next_frame(f: impl FnOnce() + 'static) {
     let global = js_sys::global();
-    let slot: Rc<RefCell<Option<Box<dyn FnOnce()>>>> = Rc::new(RefCell::new(Some(Box::new(f))));
-    let callback = |slot: Rc<RefCell<Option<Box<dyn FnOnce()>>>>| -> Option<Function> {
+    let slot: Slot = Rc::new(RefCell::new(Some(Box::new(f))));
+    let callback = |slot: Slot| -> Option<Function> {
         Closure::once_into_js(move || {
             let f = slot.borrow_mut().take();
             if let Some(f) = f {
