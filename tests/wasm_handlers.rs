@@ -180,7 +180,7 @@ async fn handler_map_equals_cache_and_sim_under_random_faults() {
         json!({"namespaces": 3, "pods": 300, "seed": 2}),
     )
     .await;
-    let factory = InformerFactory::new(&js_client());
+    let factory = InformerFactory::new(&js_client(), JsValue::UNDEFINED).expect("factory");
     let inf = pods_informer(&factory);
     let map = map_from_handlers(&inf);
     factory.start();
@@ -245,7 +245,7 @@ async fn handler_map_equals_cache_and_sim_with_20000_objects() {
         json!({"namespaces": 10, "pods": 20000, "seed": 3}),
     )
     .await;
-    let factory = InformerFactory::new(&js_client());
+    let factory = InformerFactory::new(&js_client(), JsValue::UNDEFINED).expect("factory");
     let inf = pods_informer(&factory);
     let map = map_from_handlers(&inf);
     factory.start();
