@@ -51,6 +51,12 @@ export interface Cache<T extends KubeObject = KubeObject> extends LiveView<T> {
   onDelete(h: (obj: T) => void): () => void;
   onStatus(h: (s: InformerStatus) => void): () => void;
   cachedBytes(): number;
+  /**
+   * Let go of this use of the cache (each `connection.cache()` call is one).
+   * The last one releases the informer, which stops watching after the
+   * factory's grace period. Returns whether that was the last use.
+   */
+  release(): boolean;
 }
 
 /** Thrown by `Cache.view` for a selector the parser rejects. */
@@ -95,12 +101,27 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   // in the informer's own backoff, which the status shows ("reconnecting in
   // N s") instead of the REST layer retrying silently for many seconds.
   const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
-  const factory = new InformerFactory(client);
+  // A resource the user left stops watching 10 s later (sooner than the 30 s default:
+  // clicking through kinds must not pile up watches on an HTTP/1.1 origin).
+  const factory = new InformerFactory(client, { releaseGraceMs: 10_000 });
   const caches = new Map<string, Cache<KubeObject>>();
+  const uses = new Map<string, number>();
 
-  function wrap<T extends KubeObject>(info: ResourceInfo, inf: Informer<T>): Cache<T> {
+  function wrap<T extends KubeObject>(id: string, info: ResourceInfo, inf: Informer<T>): Cache<T> {
     const lister = inf.lister();
     return {
+      release() {
+        const n = (uses.get(id) ?? 1) - 1;
+        if (n > 0) {
+          uses.set(id, n);
+          return false;
+        }
+        uses.delete(id);
+        caches.delete(id);
+        lister.free();
+        inf.release();
+        return true;
+      },
       info,
       label: resourceLabel(info),
       status: () => inf.status,
@@ -145,6 +166,7 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
     cache<T extends KubeObject>(info: ResourceInfo, opts?: { indexers?: Record<string, (obj: T) => string[]> }): Cache<T> {
       const id = `${info.group}/${info.version}/${info.resource}`;
       const have = caches.get(id);
+      uses.set(id, (uses.get(id) ?? 0) + 1);
       if (have) return have as unknown as Cache<T>;
       const inf = factory.informer<T>({
         group: info.group || undefined,
@@ -153,7 +175,7 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
         indexers: opts?.indexers,
       });
       inf.start();
-      const c = wrap<T>(info, inf);
+      const c = wrap<T>(id, info, inf);
       caches.set(id, c as unknown as Cache<KubeObject>);
       return c;
     },

@@ -250,6 +250,8 @@ let detailFormat: Format = format;
 let lastEventsAt = 0;
 
 function select(key: string | null): void {
+  if (key === null) closeEvents();
+  else openEvents();
   selected = key;
   table.setSelected(key);
   detailObj = undefined;
@@ -399,15 +401,26 @@ function tick(): void {
 }
 
 // ---- start ----
+const statusOff = new Map<Cache, () => void>();
 function track(c: Cache): Cache {
   if (!opened.includes(c)) {
     opened.push(c);
-    c.onStatus(() => invalidate('panels'));
+    statusOff.set(c, c.onStatus(() => invalidate('panels')));
   }
   return c;
 }
 
+/** Give a cache back; the panels forget it once nothing here uses it. */
+function untrack(c: Cache): void {
+  if (!c.release()) return;
+  statusOff.get(c)?.();
+  statusOff.delete(c);
+  const i = opened.indexOf(c);
+  if (i >= 0) opened.splice(i, 1);
+}
+
 function show(res: ResourceInfo): void {
+  const prev = current;
   current = track(conn.cache(res));
   view = null;
   select(null);
@@ -416,6 +429,8 @@ function show(res: ResourceInfo): void {
   if (!res.namespaced) filters.namespace = '';
   history.replaceState(null, '', `#${resourceLabel(res)}`);
   applyView();
+  // The previous resource's informer stops watching once its grace period passes.
+  if (prev) untrack(prev);
   invalidate('panels');
 }
 
@@ -471,11 +486,22 @@ if (nsInfo) {
   });
 }
 const evInfo = core('events');
-if (evInfo) {
+let eventsOff: (() => void) | null = null;
+/** The detail pane's events informer: held only while the pane is open. */
+function openEvents(): void {
+  if (events || !evInfo) return;
   events = track(conn.cache<EventObj>(evInfo, {
     indexers: { involved: (e) => (e.involvedObject?.name ? [involvedKey(e.involvedObject.kind ?? '', e.involvedObject.namespace, e.involvedObject.name)] : []) },
   })) as Cache<EventObj>;
-  events.subscribe(() => { if (selected) invalidate('events'); });
+  eventsOff = events.subscribe(() => { if (selected) invalidate('events'); });
+}
+function closeEvents(): void {
+  if (!events) return;
+  eventsOff?.();
+  eventsOff = null;
+  const e = events as Cache;
+  events = null;
+  untrack(e);
 }
 const podInfo = core('pods');
 if (podInfo) controller = new NotReadyController(track(conn.cache(podInfo)));
