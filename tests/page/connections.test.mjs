@@ -1,0 +1,147 @@
+// Browser-scale connections in headless Chromium against the sim over
+// HTTP/1.1 (six connections per host for the whole profile): many informers
+// in one page, two pages of one origin, the dashboard clicked through many
+// kinds, and a hidden page letting its watches go.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, startSim, until } from './harness.mjs';
+
+let sim, browser;
+const openWatches = async () => (await sim.call('/sim/stats')).openWatches;
+
+// Every kind the sim serves, then more scopes of configmaps: 20 informers, 20 watches.
+const SCOPES = [
+  { version: 'v1', resource: 'pods' }, { version: 'v1', resource: 'services' }, { version: 'v1', resource: 'configmaps' },
+  { version: 'v1', resource: 'secrets' }, { version: 'v1', resource: 'namespaces' }, { version: 'v1', resource: 'nodes' },
+  { version: 'v1', resource: 'events' }, { version: 'v1', resource: 'endpoints' }, { version: 'v1', resource: 'serviceaccounts' },
+  { group: 'apps', version: 'v1', resource: 'deployments' }, { group: 'apps', version: 'v1', resource: 'replicasets' },
+  { group: 'apps', version: 'v1', resource: 'statefulsets' }, { group: 'apps', version: 'v1', resource: 'daemonsets' },
+  { group: 'demo.kubewasm.dev', version: 'v1', resource: 'widgets' },
+  ...['a', 'b', 'c', 'd', 'e', 'f'].map((n) => ({ version: 'v1', resource: 'configmaps', namespace: `scope-${n}` })),
+];
+
+/** In the page: import the package, open one informer per scope, report how long the sync took. */
+const openInformers = (scopes) => async (scopes) => {
+  const m = await import('/plain/pkg/web/index.js');
+  await m.default();
+  const client = new m.KubeClient({ server: location.origin });
+  const factory = new m.InformerFactory(client);
+  const infs = scopes.map((s) => factory.informer(s));
+  const t0 = performance.now();
+  factory.start();
+  await Promise.all(infs.map((i) => i.waitForSync()));
+  window.__kw = { m, client, factory, infs };
+  return { syncMs: performance.now() - t0, transports: infs.map((i) => i.status.transport ?? 'fetch') };
+};
+
+/** In the page: write one object into each scope and time until every informer has it. */
+const writeEach = async (tag) => {
+  const { client, infs } = window.__kw;
+  const t0 = performance.now();
+  const seen = infs.map((inf) => new Promise((resolve) => {
+    const off = inf.on('add', (o) => {
+      if (o.metadata.name === tag) {
+        off();
+        resolve(performance.now() - t0);
+      }
+    });
+  }));
+  await Promise.all(infs.map((inf, i) => {
+    const s = window.__scopes[i];
+    const ns = s.resource === 'namespaces' || s.resource === 'nodes' ? undefined : (s.namespace ?? 'default');
+    const kind = { pods: 'Pod', services: 'Service', configmaps: 'ConfigMap', secrets: 'Secret', namespaces: 'Namespace', nodes: 'Node', events: 'Event', endpoints: 'Endpoints', serviceaccounts: 'ServiceAccount', deployments: 'Deployment', replicasets: 'ReplicaSet', statefulsets: 'StatefulSet', daemonsets: 'DaemonSet', widgets: 'Widget' }[s.resource];
+    const apiVersion = s.group ? `${s.group}/${s.version}` : s.version;
+    return client.resource({ ...s, namespace: ns }).create({ apiVersion, kind, metadata: { name: tag, namespace: ns } });
+  }));
+  return Promise.all(seen);
+};
+
+before(async () => {
+  sim = await startSim(['--namespaces', '3', '--pods', '60']);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  sim?.stop();
+});
+
+test('one page with 20 informers: all sync within 5 s and see a write to each within 1 s', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${sim.url}/plain/`);
+    await page.evaluate((s) => (window.__scopes = s), SCOPES);
+    const { syncMs, transports } = await page.evaluate(openInformers(), SCOPES);
+    assert.ok(syncMs < 5_000, `synced in ${syncMs} ms`);
+    assert.ok(transports.filter((t) => t === 'fetch').length <= 4, `at most 4 fetch watches: ${transports}`);
+    const ms = await page.evaluate(writeEach, 'written-1');
+    assert.ok(Math.max(...ms) < 1_000, `every write seen within 1 s: ${ms.map((x) => x.toFixed(0))}`);
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
+    await page.close();
+  }
+});
+
+test('two pages of the same origin with 10 informers each are both fully live', async () => {
+  const pages = [await browser.context.newPage(), await browser.context.newPage()];
+  try {
+    const halves = [SCOPES.slice(0, 10), SCOPES.slice(10)];
+    await Promise.all(pages.map((p) => p.goto(`${sim.url}/plain/`)));
+    for (const [i, p] of pages.entries()) await p.evaluate((s) => (window.__scopes = s), halves[i]);
+    const synced = await Promise.all(pages.map((p, i) => p.evaluate(openInformers(), halves[i])));
+    for (const s of synced) assert.ok(s.syncMs < 5_000, `synced in ${s.syncMs} ms`);
+    const ms = await Promise.all(pages.map((p, i) => p.evaluate(writeEach, `two-pages-${i}`)));
+    for (const m of ms) assert.ok(Math.max(...m) < 1_000, `every write seen within 1 s: ${m.map((x) => x.toFixed(0))}`);
+  } finally {
+    for (const p of pages) {
+      await p.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
+      await p.close();
+    }
+  }
+});
+
+test('a hidden page closes its watches after the delay and catches up with one diff when shown', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${sim.url}/plain/`);
+    const base = await openWatches();
+    await page.evaluate(async () => {
+      // The page's visibility, controlled by the test.
+      let hidden = false;
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });
+      window.__setHidden = (h) => {
+        hidden = h;
+        document.dispatchEvent(new Event('visibilitychange'));
+      };
+      const m = await import('/plain/pkg/web/index.js');
+      await m.default();
+      const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }), { hiddenPauseMs: 500 });
+      const pods = factory.informer({ version: 'v1', resource: 'pods' });
+      factory.start();
+      await pods.waitForSync();
+      window.__diffs = [];
+      pods.subscribe((d) => window.__diffs.push(d));
+      window.__kw = { factory, pods };
+    });
+    await until(async () => (await openWatches()) === base + 1, 5_000, 'the watch is open');
+    await page.evaluate(() => window.__setHidden(true));
+    await until(async () => (await openWatches()) === base, 5_000, 'the hidden page closed its watch');
+    // Changes, deletions and a compaction while hidden.
+    await sim.call('/sim/churn/steps', { steps: 40, seed: 7 });
+    await sim.call('/sim/compact', {});
+    await page.evaluate(() => (window.__diffs.length = 0));
+    await page.evaluate(() => window.__setHidden(false));
+    const want = (await sim.call('/sim/state?resource=pods')).items;
+    const cacheState = () => page.evaluate(() => Object.fromEntries(window.__kw.pods.lister().list({}).map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion])));
+    const sorted = (o) => JSON.stringify(Object.entries(o).sort());
+    await until(async () => sorted(await cacheState()) === sorted(want), 10_000, 'the cache equals the sim');
+    await until(() => page.evaluate(() => window.__diffs.length > 0), 5_000, 'a diff');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await page.evaluate(() => window.__diffs.length), 1, 'one diff for everything that changed');
+    assert.equal(await openWatches(), base + 1, 'watching again');
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
+    await page.close();
+  }
+});
