@@ -11,8 +11,9 @@
 //!   idle watchdog) waits on the client's clock.
 //!
 //! Objects are kept as raw JSON plus the parsed metadata the cache needs
-//! ([`KubeObject`]); the rest of each object is only scanned structurally on
-//! arrival and fully decoded on demand (see `scan.rs` for why).
+//! ([`KubeObject`]); the rest of each object is validated on arrival (invalid
+//! JSON anywhere is a [`Error::Decode`]) and decoded on demand (see `scan.rs`
+//! for why).
 
 mod client;
 mod config;

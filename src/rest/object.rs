@@ -570,9 +570,7 @@ impl KubeObject {
     /// Parse an object from its JSON bytes, keeping the bytes (no copy).
     ///
     /// The input must be a JSON object; `apiVersion`, `kind` and `metadata`
-    /// are decoded, the rest is checked structurally (brackets, strings,
-    /// UTF-8) and kept as is — a syntax error deep inside `spec` surfaces
-    /// when [`decode`](Self::decode) is called.
+    /// are decoded, the rest is validated as JSON and kept as is.
     pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
         let (api_version, kind, spans, meta) = {
             let mut span = scan::parse_object(&raw)?;
