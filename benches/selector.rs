@@ -38,7 +38,9 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
 
 fn main() {
     for kib in [4, 16, 32, 64] {
-        let label = selector(kib * 1024, |i| format!("app.kubernetes.io/k{i} in (v{i},w)"));
+        let label = selector(kib * 1024, |i| {
+            format!("app.kubernetes.io/k{i} in (v{i},w)")
+        });
         let field = selector(kib * 1024, |i| format!("metadata.name!=pod-{i}"));
         let t = best_of(5, || {
             black_box(LabelSelector::parse(black_box(&label)).expect("valid"));

@@ -35,7 +35,9 @@ mod watch;
 mod tests;
 
 pub use client::{is_retryable_error, Client, Response};
-pub use config::{Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider};
+pub use config::{
+    Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider, DEFAULT_MAX_RESPONSE_BYTES,
+};
 pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
 pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
 #[cfg(target_arch = "wasm32")]
