@@ -155,8 +155,8 @@ const STR_STOP: [bool; 256] = {
 };
 
 /// Position of the first `"`, `\` or control byte at or after `i` (or the
-/// end): eight bytes per step while none is found, since most of an object's
-/// bytes are string contents.
+/// end): eight bytes per step, since most of an object's bytes are string
+/// contents.
 #[inline]
 fn skip_plain(b: &[u8], mut i: usize) -> usize {
     const LO: u64 = 0x0101_0101_0101_0101;
@@ -167,13 +167,15 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
         let x = u64::from_le_bytes(a);
         let q = x ^ (LO * u64::from(b'"'));
         let s = x ^ (LO * u64::from(b'\\'));
-        // Non-zero iff some byte is zero (q, s) or below 0x20 (x): exact
-        // as a yes/no answer; the scalar loop below finds which byte.
-        let hit = (q.wrapping_sub(LO) & !q)
+        // High bit set in each byte that is zero (q, s) or below 0x20 (x).
+        // A borrow can also flag a byte above a true hit, never below one,
+        // so the lowest flag is exact.
+        let hit = ((q.wrapping_sub(LO) & !q)
             | (s.wrapping_sub(LO) & !s)
-            | (x.wrapping_sub(LO * 0x20) & !x);
-        if hit & HI != 0 {
-            break;
+            | (x.wrapping_sub(LO * 0x20) & !x))
+            & HI;
+        if hit != 0 {
+            return i + (hit.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
@@ -1069,6 +1071,33 @@ mod tests {
                 serde_json::from_str::<serde_json::Value>(bad).is_err(),
                 "the oracle refuses {bad} too"
             );
+        }
+    }
+
+    #[test]
+    fn plain_string_bytes_are_skipped_exactly_up_to_the_first_stop() {
+        // Fillers next to the stop bytes in value, and with the high bit set.
+        for fill in [b'a', b'!', b'#', b'[', b']', b' ', 0x7f, 0x80, 0xa0, 0xff] {
+            let mut data = vec![fill; 40];
+            assert_eq!(skip_plain(&data, 0), 40);
+            for stop in [b'"', b'\\', 0, 0x1f, b'\n'] {
+                for p in 0..40 {
+                    data[p] = stop;
+                    // And a second stop later, which must not hide the first.
+                    let later = (p + 3).min(39);
+                    let before = data[later];
+                    data[later] = b'"';
+                    for from in [0, p.saturating_sub(5), p] {
+                        assert_eq!(
+                            skip_plain(&data, from),
+                            p,
+                            "{fill:#x} {stop:#x} at {p} from {from}"
+                        );
+                    }
+                    data[later] = before;
+                    data[p] = fill;
+                }
+            }
         }
     }
 
