@@ -140,13 +140,14 @@ struct Fail {
 /// a deeper object into a Rust type needs `disable_recursion_limit`.)
 pub(crate) const MAX_DEPTH: usize = 10_000;
 
-/// Whether a byte ends a run of plain string contents: `"`, `\` or a
-/// control character (which JSON forbids raw inside strings).
+/// Whether a byte ends a run of plain string contents: `"`, `\`, a
+/// control character (which JSON forbids raw inside strings), or the start
+/// of a multi-byte UTF-8 sequence (validated apart).
 const STR_STOP: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
+    while i < 256 {
+        t[i] = i < 0x20 || i >= 0x80;
         i += 1;
     }
     t[b'"' as usize] = true;
@@ -154,8 +155,8 @@ const STR_STOP: [bool; 256] = {
     t
 };
 
-/// Position of the first `"`, `\` or control byte at or after `i` (or the
-/// end): eight bytes per step, since most of an object's bytes are string
+/// Position of the first [`STR_STOP`] byte at or after `i` (or the end):
+/// eight bytes per step, since most of an object's bytes are ASCII string
 /// contents.
 #[inline]
 fn skip_plain(b: &[u8], mut i: usize) -> usize {
@@ -167,13 +168,12 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
         let x = u64::from_le_bytes(a);
         let q = x ^ (LO * u64::from(b'"'));
         let s = x ^ (LO * u64::from(b'\\'));
-        // High bit set in each byte that is zero (q, s) or below 0x20 (x).
-        // A borrow can also flag a byte above a true hit, never below one,
-        // so the lowest flag is exact.
-        let hit = ((q.wrapping_sub(LO) & !q)
-            | (s.wrapping_sub(LO) & !s)
-            | (x.wrapping_sub(LO * 0x20) & !x))
-            & HI;
+        // High bit set in each byte that is zero (q, s), below 0x20 or at
+        // least 0x80 (x). A borrow can also flag a byte above a true hit,
+        // never below one, so the lowest flag is exact.
+        let hit =
+            ((q.wrapping_sub(LO) & !q) | (s.wrapping_sub(LO) & !s) | x.wrapping_sub(LO * 0x20) | x)
+                & HI;
         if hit != 0 {
             return i + (hit.trailing_zeros() / 8) as usize;
         }
@@ -252,6 +252,7 @@ fn string_at(b: &[u8], open: usize) -> Result<(StrSpan<'_>, usize), Fail> {
                 escaped = true;
                 i = escape_end(b, i + 1)?;
             }
+            Some(&c) if c >= 0x80 => i = utf8_end(b, i)?,
             Some(_) => {
                 return Err(Fail {
                     what: "control character in a string",
@@ -265,6 +266,34 @@ fn string_at(b: &[u8], open: usize) -> Result<(StrSpan<'_>, usize), Fail> {
                 })
             }
         }
+    }
+}
+
+/// At a byte ≥ 0x80: the position after the UTF-8 sequence it starts, per
+/// the standard's table (no overlong forms, surrogates or code points past
+/// U+10FFFF). Multi-byte text occurs only inside strings, so validating it
+/// here validates the whole input without a separate pass.
+#[inline]
+fn utf8_end(b: &[u8], i: usize) -> Result<usize, Fail> {
+    let cont = |k: usize| matches!(b.get(i + k), Some(0x80..=0xBF));
+    let second = b.get(i + 1).copied().unwrap_or(0);
+    let len = match b.get(i) {
+        Some(0xC2..=0xDF) => 2,
+        Some(0xE0) if matches!(second, 0xA0..=0xBF) => 3,
+        Some(0xE1..=0xEC | 0xEE..=0xEF) => 3,
+        Some(0xED) if matches!(second, 0x80..=0x9F) => 3,
+        Some(0xF0) if matches!(second, 0x90..=0xBF) => 4,
+        Some(0xF1..=0xF3) => 4,
+        Some(0xF4) if matches!(second, 0x80..=0x8F) => 4,
+        _ => 0,
+    };
+    if len > 0 && (1..len).all(cont) {
+        Ok(i + len)
+    } else {
+        Err(Fail {
+            what: "invalid UTF-8",
+            at: i,
+        })
     }
 }
 
@@ -786,15 +815,8 @@ fn fail(input: &[u8], f: Fail) -> Error {
     )
 }
 
-fn check_utf8(input: &[u8]) -> Result<(), Error> {
-    std::str::from_utf8(input)
-        .map(|_| ())
-        .map_err(|e| Error::decode(format!("invalid UTF-8: {e}"), input))
-}
-
 /// Scan one object (the whole input must be one JSON object).
 pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
-    check_utf8(input)?;
     let mut s = Scanner::new(input);
     let span = s.object().map_err(|w| fail(input, w))?;
     s.end().map_err(|w| fail(input, w))?;
@@ -803,7 +825,6 @@ pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
 
 /// Scan a watch line `{"type":"…","object":{…}}` (members in any order).
 pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
-    check_utf8(line)?;
     let mut s = Scanner::new(line);
     let mut env = Envelope {
         event_type: &[],
@@ -893,7 +914,6 @@ pub(crate) fn find_path<'a>(input: &'a [u8], path: &[&str]) -> Option<&'a [u8]> 
 
 /// Scan a list response `{"kind":…,"metadata":{…},"items":[…]}`.
 pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
-    check_utf8(body)?;
     let mut s = Scanner::new(body);
     let mut list = ListSpan {
         api_version: None,
@@ -1076,11 +1096,11 @@ mod tests {
 
     #[test]
     fn plain_string_bytes_are_skipped_exactly_up_to_the_first_stop() {
-        // Fillers next to the stop bytes in value, and with the high bit set.
-        for fill in [b'a', b'!', b'#', b'[', b']', b' ', 0x7f, 0x80, 0xa0, 0xff] {
+        // Fillers next to the stop bytes in value.
+        for fill in [b'a', b'!', b'#', b'[', b']', b' ', 0x7f] {
             let mut data = vec![fill; 40];
             assert_eq!(skip_plain(&data, 0), 40);
-            for stop in [b'"', b'\\', 0, 0x1f, b'\n'] {
+            for stop in [b'"', b'\\', 0, 0x1f, b'\n', 0x80, 0xc3, 0xff] {
                 for p in 0..40 {
                     data[p] = stop;
                     // And a second stop later, which must not hide the first.
@@ -1099,6 +1119,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn utf8_is_validated_inside_strings_and_refused_outside() {
+        for ok in [
+            "\"é日😀\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}\"",
+            "[\"a\",\"é\"]",
+        ] {
+            assert_eq!(valid(ok.as_bytes()), Ok(()), "{ok}");
+        }
+        for (bad, at) in [
+            (&b"\"\xc3\""[..], 1),
+            (b"\"\xc0\x80\"", 1),
+            (b"\"\xe0\x80\x80\"", 1),
+            (b"\"\xed\xa0\x80\"", 1),
+            (b"\"\xf4\x90\x80\x80\"", 1),
+            (b"\"\xf5\x80\x80\x80\"", 1),
+            (b"\"ab\x80\"", 3),
+            (b"\"\xe6\x97\"", 1),
+            (b"\"\xff\"", 1),
+            ("[é]".as_bytes(), 1),
+            (b"{\"a\":1}\xc3\xa9", 7),
+        ] {
+            let e = valid(bad).expect_err(&String::from_utf8_lossy(bad));
+            assert_eq!(e.at, at, "{bad:?}: {e:?}");
+            assert!(
+                std::str::from_utf8(bad).is_err()
+                    || serde_json::from_slice::<serde_json::Value>(bad).is_err()
+            );
+        }
+        let Err(e) = parse_event(b"{\"type\":\"ADDED\",\"object\":{\"k\":\"\xe6\x97\"}}") else {
+            panic!("accepted a truncated character")
+        };
+        assert!(e.to_string().contains("invalid UTF-8 at byte 31"), "{e}");
     }
 
     #[test]
