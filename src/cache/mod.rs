@@ -37,7 +37,7 @@ pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
 pub use lister::{Lister, NotFound};
 pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
-    Operator, Requirement, SelectorError,
+    Operator, Requirement, SelectorError, SelectorErrorKind, MAX_SELECTOR_BYTES,
 };
 pub use store::{
     label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,

@@ -1,10 +1,23 @@
 //! Label and field selectors: parsing with Kubernetes' grammar and validation,
 //! matching, and a canonical string form (equal selectors print equally, so
 //! the informer factory can key on it).
+//!
+//! Parsing is linear in the input (selectors come from users, e.g. a
+//! dashboard's filter field on every keystroke) and refuses inputs over
+//! [`MAX_SELECTOR_BYTES`].
 
 use std::fmt;
+use std::iter::Peekable;
+use std::str::Chars;
 
 use crate::rest::KubeObject;
+
+/// The longest label or field selector accepted, in bytes of UTF-8: 64 KiB.
+/// Generous: a selector travels in a URL query, which proxies commonly cap
+/// at 8–16 KB, and the longest realistic one (a set of a few hundred
+/// names) is a fraction of it; the cap bounds what a hostile or runaway
+/// input costs.
+pub const MAX_SELECTOR_BYTES: usize = 64 * 1024;
 
 /// A selector that could not be parsed, with the character offset of the problem.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +26,89 @@ pub struct SelectorError {
     pub message: String,
     /// Character offset into the input.
     pub position: usize,
+    /// Which kind of problem.
+    pub kind: SelectorErrorKind,
+}
+
+/// The kinds of [`SelectorError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SelectorErrorKind {
+    /// The input does not follow the selector grammar, or a key or value is
+    /// invalid.
+    Syntax,
+    /// The input is longer than [`MAX_SELECTOR_BYTES`]; `position` is the
+    /// first character past the limit.
+    TooLong,
+}
+
+impl SelectorError {
+    fn syntax(message: impl Into<String>, position: usize) -> Self {
+        SelectorError {
+            message: message.into(),
+            position,
+            kind: SelectorErrorKind::Syntax,
+        }
+    }
+}
+
+/// Refuse an input over [`MAX_SELECTOR_BYTES`], before any other work.
+fn check_length(input: &str) -> Result<(), SelectorError> {
+    if input.len() <= MAX_SELECTOR_BYTES {
+        return Ok(());
+    }
+    // Characters that fit wholly within the limit.
+    let position = input
+        .char_indices()
+        .take_while(|(i, c)| i + c.len_utf8() <= MAX_SELECTOR_BYTES)
+        .count();
+    Err(SelectorError {
+        message: format!(
+            "selector is {} bytes long, over the limit of {MAX_SELECTOR_BYTES}",
+            input.len()
+        ),
+        position,
+        kind: SelectorErrorKind::TooLong,
+    })
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Characters the parsers have stepped over (tests assert linearity).
+    static STEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A character cursor that knows its character offset, so positions cost
+/// nothing to compute (counting from the start per token is quadratic).
+struct Cursor<'a> {
+    chars: Peekable<Chars<'a>>,
+    /// Characters consumed.
+    pos: usize,
+    /// Bytes consumed.
+    byte: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(input: &'a str) -> Self {
+        Cursor {
+            chars: input.chars().peekable(),
+            pos: 0,
+            byte: 0,
+        }
+    }
+
+    fn peek(&mut self) -> Option<char> {
+        self.chars.peek().copied()
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.chars.next()?;
+        self.pos += 1;
+        self.byte += c.len_utf8();
+        #[cfg(test)]
+        STEPS.with(|s| s.set(s.get() + 1));
+        Some(c)
+    }
 }
 
 impl fmt::Display for SelectorError {
@@ -100,58 +196,45 @@ enum Tok {
     Comma,
 }
 
-fn lex(input: &str) -> Result<Vec<(Tok, usize)>, SelectorError> {
-    let chars: Vec<(usize, char)> = input.char_indices().collect();
+fn lex(input: &str) -> Vec<(Tok, usize)> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(&(pos, c)) = chars.get(i) {
-        let cpos = input[..pos].chars().count();
-        match c {
-            c if c.is_whitespace() => i += 1,
-            ',' => {
-                out.push((Tok::Comma, cpos));
-                i += 1;
-            }
-            '(' => {
-                out.push((Tok::Open, cpos));
-                i += 1;
-            }
-            ')' => {
-                out.push((Tok::Close, cpos));
-                i += 1;
-            }
-            '=' => {
-                if chars.get(i + 1).map(|x| x.1) == Some('=') {
-                    out.push((Tok::DoubleEq, cpos));
-                    i += 2;
-                } else {
-                    out.push((Tok::Eq, cpos));
-                    i += 1;
+    let mut cur = Cursor::new(input);
+    loop {
+        let at = cur.pos;
+        let Some(c) = cur.next() else {
+            return out;
+        };
+        let tok = match c {
+            c if c.is_whitespace() => continue,
+            ',' => Tok::Comma,
+            '(' => Tok::Open,
+            ')' => Tok::Close,
+            '=' | '!' => {
+                let double = cur.peek() == Some('=');
+                if double {
+                    cur.next();
                 }
-            }
-            '!' => {
-                if chars.get(i + 1).map(|x| x.1) == Some('=') {
-                    out.push((Tok::NotEq, cpos));
-                    i += 2;
-                } else {
-                    out.push((Tok::Bang, cpos));
-                    i += 1;
+                match (c, double) {
+                    ('=', true) => Tok::DoubleEq,
+                    ('=', false) => Tok::Eq,
+                    (_, true) => Tok::NotEq,
+                    (_, false) => Tok::Bang,
                 }
             }
             _ => {
-                let start = i;
-                while let Some(&(_, c)) = chars.get(i) {
+                let mut s = String::from(c);
+                while let Some(c) = cur.peek() {
                     if c.is_whitespace() || matches!(c, ',' | '(' | ')' | '=' | '!') {
                         break;
                     }
-                    i += 1;
+                    s.push(c);
+                    cur.next();
                 }
-                let s: String = chars[start..i].iter().map(|x| x.1).collect();
-                out.push((Tok::Ident(s), cpos));
+                Tok::Ident(s)
             }
-        }
+        };
+        out.push((tok, at));
     }
-    Ok(out)
 }
 
 fn is_name_part(s: &str, max: usize) -> bool {
@@ -219,10 +302,7 @@ impl Parser {
         self.toks.get(self.i).map_or(self.end, |t| t.1)
     }
     fn err<T>(&self, message: impl Into<String>) -> Result<T, SelectorError> {
-        Err(SelectorError {
-            message: message.into(),
-            position: self.pos(),
-        })
+        Err(SelectorError::syntax(message, self.pos()))
     }
     fn next(&mut self) -> Option<Tok> {
         let t = self.toks.get(self.i).map(|t| t.0.clone());
@@ -234,16 +314,10 @@ impl Parser {
         let pos = self.pos();
         match self.next() {
             Some(Tok::Ident(k)) => {
-                validate_label_key(&k).map_err(|message| SelectorError {
-                    message,
-                    position: pos,
-                })?;
+                validate_label_key(&k).map_err(|message| SelectorError::syntax(message, pos))?;
                 Ok(k)
             }
-            _ => Err(SelectorError {
-                message: "expected a label key".into(),
-                position: pos,
-            }),
+            _ => Err(SelectorError::syntax("expected a label key", pos)),
         }
     }
 
@@ -259,10 +333,7 @@ impl Parser {
             Some(Tok::Comma) | None => String::new(),
             _ => return self.err("expected a label value"),
         };
-        validate_label_value(&v).map_err(|message| SelectorError {
-            message,
-            position: pos,
-        })?;
+        validate_label_value(&v).map_err(|message| SelectorError::syntax(message, pos))?;
         Ok(v)
     }
 
@@ -306,10 +377,8 @@ impl Parser {
                     let pos = self.pos();
                     match self.next() {
                         Some(Tok::Ident(v)) => {
-                            validate_label_value(&v).map_err(|message| SelectorError {
-                                message,
-                                position: pos,
-                            })?;
+                            validate_label_value(&v)
+                                .map_err(|message| SelectorError::syntax(message, pos))?;
                             vals.push(v);
                         }
                         _ => {
@@ -337,9 +406,11 @@ impl Parser {
 }
 
 impl LabelSelector {
-    /// Parse a selector (`app=web,tier in (fe,be),!legacy`).
+    /// Parse a selector (`app=web,tier in (fe,be),!legacy`); at most
+    /// [`MAX_SELECTOR_BYTES`] long.
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
-        let toks = lex(input)?;
+        check_length(input)?;
+        let toks = lex(input);
         let mut p = Parser {
             toks,
             i: 0,
@@ -432,7 +503,7 @@ pub struct FieldRequirement {
     pub field: String,
     /// `true` for `=`/`==`, `false` for `!=`.
     pub equals: bool,
-    /// The value to compare with.
+    /// The value to compare with (escapes undone).
     pub value: String,
 }
 
@@ -443,52 +514,83 @@ pub struct FieldSelector {
 }
 
 impl FieldSelector {
-    /// Parse a field selector.
+    /// Parse a field selector; at most [`MAX_SELECTOR_BYTES`] long.
+    ///
+    /// Kubernetes' grammar (`fields.ParseSelector`): requirements split at
+    /// unescaped commas (empty ones are skipped); each splits at its first
+    /// `!=`, `==` or `=`; in a value, `\\`, `\,` and `\=` stand for
+    /// themselves and an unescaped `,` or `=` is an error. Beyond it, the
+    /// field must be a dotted path and whitespace around a field or value is
+    /// ignored.
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
+        check_length(input)?;
         let mut requirements = Vec::new();
-        if input.trim().is_empty() {
-            return Ok(FieldSelector::default());
-        }
-        let mut offset = 0;
-        for part in input.split(',') {
-            let pos = input[..offset].chars().count();
-            offset += part.len() + 1;
-            let (field, equals, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, true, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, true, v)
-            } else {
-                return Err(SelectorError {
-                    message: format!(
-                        "invalid field selector requirement {part:?}: expected =, == or !="
-                    ),
-                    position: pos,
-                });
-            };
-            let field = field.trim();
-            if field.is_empty()
-                || !field.split('.').all(|s| {
-                    !s.is_empty()
-                        && s.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-                })
-            {
-                return Err(SelectorError {
-                    message: format!("invalid field path {field:?}"),
-                    position: pos,
-                });
+        let mut cur = Cursor::new(input);
+        loop {
+            let (pos, from) = (cur.pos, cur.byte);
+            let mut escaped = false;
+            while let Some(c) = cur.peek() {
+                if c == ',' && !escaped {
+                    break;
+                }
+                escaped = c == '\\' && !escaped;
+                cur.next();
             }
-            requirements.push(FieldRequirement {
-                field: field.to_owned(),
-                equals,
-                value: value.trim().to_owned(),
-            });
+            let part = input.get(from..cur.byte).unwrap_or_default();
+            if !part.trim().is_empty() {
+                requirements.push(Self::requirement(part, pos)?);
+            }
+            // The ',' (or the end).
+            if cur.next().is_none() {
+                break;
+            }
         }
         requirements.sort();
         requirements.dedup();
         Ok(FieldSelector { requirements })
+    }
+
+    /// One `field=value` / `field==value` / `field!=value` starting at
+    /// character `pos`.
+    fn requirement(part: &str, pos: usize) -> Result<FieldRequirement, SelectorError> {
+        // The first operator from the left; at one spot `!=` and `==` win
+        // over `=`, so `a==b` is not `a` = `=b`.
+        let split = part.char_indices().find_map(|(i, _)| {
+            let rest = part.get(i..)?;
+            [("!=", false), ("==", true), ("=", true)]
+                .into_iter()
+                .find(|(op, _)| rest.starts_with(op))
+                .map(|(op, equals)| (i, op.len(), equals))
+        });
+        let Some((at, op_len, equals)) = split else {
+            return Err(SelectorError::syntax(
+                format!("invalid field selector requirement {part:?}: expected =, == or !="),
+                pos,
+            ));
+        };
+        let field_text = part.get(..at).unwrap_or_default();
+        let value_text = part.get(at + op_len..).unwrap_or_default();
+        let field = field_text.trim();
+        if field.is_empty()
+            || !field.split('.').all(|s| {
+                !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            })
+        {
+            return Err(SelectorError::syntax(
+                format!("invalid field path {field:?}"),
+                pos,
+            ));
+        }
+        let value = value_text.trim();
+        let leading = value_text.chars().take_while(|c| c.is_whitespace()).count();
+        let value_pos = pos + field_text.chars().count() + op_len + leading;
+        Ok(FieldRequirement {
+            field: field.to_owned(),
+            equals,
+            value: unescape_field_value(value, value_pos)?,
+        })
     }
 
     /// Whether the selector has no requirements.
@@ -511,19 +613,60 @@ impl FieldSelector {
     }
 }
 
+/// A field selector value with Kubernetes' escapes undone (`fields.UnescapeValue`);
+/// `pos` is the character offset of `text` for errors.
+fn unescape_field_value(text: &str, pos: usize) -> Result<String, SelectorError> {
+    let mut out = String::with_capacity(text.len());
+    let mut escaped = false;
+    for (i, c) in text.chars().enumerate() {
+        if escaped {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(SelectorError::syntax(
+                    format!("invalid escape sequence \\{c} in a field selector value"),
+                    pos + i - 1,
+                ));
+            }
+            out.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if matches!(c, ',' | '=') {
+            return Err(SelectorError::syntax(
+                format!("unescaped {c:?} in a field selector value (write \\{c})"),
+                pos + i,
+            ));
+        } else {
+            out.push(c);
+        }
+    }
+    if escaped {
+        return Err(SelectorError::syntax(
+            "a field selector value ends in a lone backslash",
+            pos + text.chars().count() - 1,
+        ));
+    }
+    Ok(out)
+}
+
+/// Escape `\`, `,` and `=` in a field selector value (`fields.EscapeValue`).
+fn escape_field_value(v: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    for c in v.chars() {
+        if matches!(c, '\\' | ',' | '=') {
+            f.write_str("\\")?;
+        }
+        write!(f, "{c}")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for FieldSelector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, r) in self.requirements.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;
             }
-            write!(
-                f,
-                "{}{}{}",
-                r.field,
-                if r.equals { "=" } else { "!=" },
-                r.value
-            )?;
+            write!(f, "{}{}", r.field, if r.equals { "=" } else { "!=" })?;
+            escape_field_value(&r.value, f)?;
         }
         Ok(())
     }
@@ -598,6 +741,123 @@ mod tests {
     }
 
     #[test]
+    fn field_selector_values_use_kubernetes_escapes() {
+        let o =
+            KubeObject::from_value(&json!({"metadata": {"name": "p"}, "spec": {"x": "a,b=c\\d"}}))
+                .unwrap();
+        let s = FieldSelector::parse(r"spec.x=a\,b\=c\\d").unwrap();
+        assert!(s.matches(&o));
+        assert_eq!(s.to_string(), r"spec.x=a\,b\=c\\d");
+        assert_eq!(FieldSelector::parse(&s.to_string()).unwrap(), s);
+        // `==` is one operator; the value may start with `=` only escaped.
+        let eq = FieldSelector::parse(r"spec.x==\=").unwrap();
+        assert_eq!(eq.to_string(), r"spec.x=\=");
+        // Empty requirements are skipped, as Kubernetes does.
+        assert_eq!(
+            FieldSelector::parse(",metadata.name=p,,")
+                .unwrap()
+                .to_string(),
+            "metadata.name=p"
+        );
+        for (bad, pos) in [
+            ("a=b=c", 3),
+            ("a!==b", 3),
+            (r"a=b\q", 3),
+            (r"a=b\", 3),
+            ("x=1, a = é=", 10),
+        ] {
+            let e = FieldSelector::parse(bad).expect_err(bad);
+            assert_eq!(
+                (e.position, e.kind),
+                (pos, SelectorErrorKind::Syntax),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    /// Characters the parsers stepped over while running `f`.
+    fn steps(f: impl FnOnce()) -> usize {
+        STEPS.with(|s| s.set(0));
+        f();
+        STEPS.with(|s| s.get())
+    }
+
+    /// `pieces` joined by `,`, padded with spaces to exactly `bytes` bytes.
+    fn padded(pieces: impl Iterator<Item = String>, bytes: usize) -> String {
+        let mut s = String::new();
+        for p in pieces {
+            if s.len() + p.len() + 1 > bytes {
+                break;
+            }
+            if !s.is_empty() {
+                s.push(',');
+            }
+            s.push_str(&p);
+        }
+        let pad = bytes - s.len();
+        s.push_str(&" ".repeat(pad));
+        s
+    }
+
+    #[test]
+    fn selectors_over_the_cap_are_refused_with_the_position_of_the_first_character_past_it() {
+        let label = padded(
+            (0..).map(|i| format!("k{i} in (v{i},w)")),
+            MAX_SELECTOR_BYTES,
+        );
+        assert_eq!(label.len(), MAX_SELECTOR_BYTES);
+        assert!(LabelSelector::parse(&label).is_ok(), "exactly at the cap");
+        let field = padded((0..).map(|i| format!("status.f{i}!=é")), MAX_SELECTOR_BYTES);
+        assert!(FieldSelector::parse(&field).is_ok(), "exactly at the cap");
+
+        for (input, position) in [
+            (format!("{label} "), MAX_SELECTOR_BYTES),
+            (format!("{field}x"), field.chars().count()),
+            // Multi-byte characters: only whole ones count as within the cap.
+            (
+                "é".repeat(MAX_SELECTOR_BYTES / 2 + 1),
+                MAX_SELECTOR_BYTES / 2,
+            ),
+            ("€".repeat(MAX_SELECTOR_BYTES), MAX_SELECTOR_BYTES / 3),
+        ] {
+            for e in [
+                LabelSelector::parse(&input).expect_err("too long"),
+                FieldSelector::parse(&input).expect_err("too long"),
+            ] {
+                assert_eq!(e.kind, SelectorErrorKind::TooLong, "{e}");
+                assert_eq!(e.position, position, "{e}");
+            }
+        }
+        let e = LabelSelector::parse("a b").expect_err("syntax");
+        assert_eq!(e.kind, SelectorErrorKind::Syntax);
+    }
+
+    #[test]
+    fn parsing_steps_over_each_character_once() {
+        // Many short tokens and multi-byte characters: counting positions
+        // from the start for each token would step over ~n²/2 characters.
+        let label = padded(
+            (0..).map(|i| format!("k{i} notin (v{i}, w) , !x{i}")),
+            MAX_SELECTOR_BYTES,
+        );
+        let n = label.chars().count();
+        assert_eq!(steps(|| assert!(LabelSelector::parse(&label).is_ok())), n);
+        let field = padded(
+            (0..).map(|i| format!("spec.f{i}==ü{i}")),
+            MAX_SELECTOR_BYTES,
+        );
+        let n = field.chars().count();
+        assert_eq!(steps(|| assert!(FieldSelector::parse(&field).is_ok())), n);
+        // An error late in a long input reports its position at the same cost.
+        let bad = format!("{},=", label.trim_end());
+        let e = steps(|| {
+            let e = LabelSelector::parse(&bad).expect_err("bad");
+            assert_eq!(e.position, bad.chars().count() - 1);
+        });
+        assert_eq!(e, bad.chars().count());
+    }
+
+    #[test]
     fn ls_field_selectors() {
         let p = pod(json!({}));
         assert!(
@@ -621,5 +881,94 @@ mod tests {
             FieldSelector::parse("b=1,a=2").unwrap().to_string(),
             "a=2,b=1"
         );
+    }
+
+    /// Property tests (proptest is a native-only dev-dependency).
+    #[cfg(not(target_arch = "wasm32"))]
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Inputs made of selector tokens, so the parsers get past the lexer.
+        fn selectorish() -> impl Strategy<Value = String> {
+            let tok = prop::sample::select(vec![
+                "app",
+                "in",
+                "notin",
+                "(",
+                ")",
+                ",",
+                "=",
+                "==",
+                "!=",
+                "!",
+                " ",
+                "\t",
+                "x.y/z",
+                "a-b",
+                "_",
+                "-",
+                ".",
+                "/",
+                "é",
+                "日本",
+                "metadata.name",
+                "status.phase",
+                "\u{0}",
+                "63",
+                "",
+            ]);
+            prop::collection::vec(tok, 0..24).prop_map(|t| t.concat())
+        }
+
+        fn check_label(input: &str) {
+            match LabelSelector::parse(input) {
+                Ok(s) => {
+                    let printed = s.to_string();
+                    assert_eq!(
+                        LabelSelector::parse(&printed).as_ref(),
+                        Ok(&s),
+                        "{input:?} printed as {printed:?}"
+                    );
+                }
+                Err(e) => assert!(e.position <= input.chars().count(), "{input:?}: {e}"),
+            }
+        }
+
+        fn check_field(input: &str) {
+            match FieldSelector::parse(input) {
+                Ok(s) => {
+                    let printed = s.to_string();
+                    assert_eq!(
+                        FieldSelector::parse(&printed).as_ref(),
+                        Ok(&s),
+                        "{input:?} printed as {printed:?}"
+                    );
+                }
+                Err(e) => assert!(e.position <= input.chars().count(), "{input:?}: {e}"),
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn label_selectors_never_panic_and_round_trip(input in any::<String>()) {
+                check_label(&input);
+            }
+
+            #[test]
+            fn label_selectors_of_tokens_never_panic_and_round_trip(input in selectorish()) {
+                check_label(&input);
+            }
+
+            #[test]
+            fn field_selectors_never_panic_and_round_trip(input in any::<String>()) {
+                check_field(&input);
+            }
+
+            #[test]
+            fn field_selectors_of_tokens_never_panic_and_round_trip(input in selectorish()) {
+                check_field(&input);
+            }
+        }
     }
 }

@@ -45,7 +45,7 @@ export interface KubeObject {
 
 /** How to reach and authenticate to the API server. */
 export interface ClientOptions {
-  /** Base URL, may carry a path prefix (`http://127.0.0.1:8001`, `https://dash.example/k8s`); an absolute path (`/k8s`) is resolved against the page. */
+  /** Base URL, may carry a path prefix (`http://127.0.0.1:8001`, `https://dash.example/k8s`); an absolute path (`/k8s`) is resolved against the page. `//host` and `/\host` are refused: a browser sends them, with the token, to another host. */
   server: string;
   /** A fixed bearer token. */
   token?: string;
@@ -64,6 +64,8 @@ export interface ClientOptions {
   maxInFlight?: number;
   /** Retries of idempotent requests on 429/5xx/network errors (default 10). */
   maxRetries?: number;
+  /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
+  maxResponseBytes?: number;
 }
 
 /** Which resource a `ResourceClient` addresses. */
@@ -208,6 +210,10 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     }
     if let Some(n) = options::number(opts, "maxRetries")? {
         config.max_retries = n.min(1000.0) as u32;
+    }
+    if let Some(n) = options::number(opts, "maxResponseBytes")? {
+        // Saturates at usize::MAX (4 GiB in wasm), which no body reaches.
+        config.max_response_bytes = n as usize;
     }
     Ok(config)
 }

@@ -18,7 +18,7 @@ const KUBE_ERROR_TS: &'static str = r#"
 export declare class KubeError extends Error {
   /** HTTP status code from the API server (0 for client-side errors). */
   readonly code: number;
-  /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `Poisoned` after a panic or trap: every later call fails too). */
+  /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `LineTooLong`, `ResponseTooLarge`, `Poisoned` after a panic or trap: every later call fails too). */
   readonly reason: string;
   /** The decoded `Status` object when the server sent one. */
   readonly status?: unknown;
@@ -81,6 +81,7 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
         E::Decode { .. } => (0, "Decode".to_string()),
         E::InvalidConfig { .. } | E::InvalidRequest { .. } => (0, "Invalid".to_string()),
         E::LineTooLong { .. } => (0, "LineTooLong".to_string()),
+        E::ResponseTooLarge { .. } => (0, "ResponseTooLarge".to_string()),
     };
     let status = match e {
         E::Api(a) if a.is_status => serde_wasm_bindgen::to_value(&crate::rest::Status {

@@ -255,6 +255,7 @@ impl Client {
     ) -> Result<(HttpResponse, Option<Vec<u8>>), Error> {
         let transport = self.0.transport.clone();
         let gate = self.0.gate.clone();
+        let max_body = self.0.config.max_response_bytes;
         let work = async move {
             // The slot is held only until the response headers arrive.
             let permit = match &gate {
@@ -271,7 +272,11 @@ impl Client {
             if watch && ok {
                 return Ok((resp, None));
             }
-            let body = read_body(&mut resp.body).await?;
+            let body = if ok {
+                read_body(&mut resp.body, max_body).await?
+            } else {
+                read_error_body(&mut resp.body, max_body.min(ERROR_BODY_MAX)).await?
+            };
             Ok((resp, Some(body)))
         };
         match timeout {
@@ -354,14 +359,37 @@ pub fn is_retryable_error(err: &Error) -> bool {
     }
 }
 
-async fn read_body(body: &mut BodyStream) -> Result<Vec<u8>, Error> {
+/// How much of an error answer's body is read: a `Status` is small, and
+/// what matters of a proxy's error page is its status code and first lines.
+const ERROR_BODY_MAX: usize = 1024 * 1024;
+
+/// The whole body, or [`Error::ResponseTooLarge`] as soon as it exceeds
+/// `limit` (the caller then drops the stream, which aborts the request).
+async fn read_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>, Error> {
     let mut out: Vec<u8> = Vec::new();
     while let Some(chunk) = body.next().await {
         let chunk = chunk?;
+        if out.len().saturating_add(chunk.len()) > limit {
+            return Err(Error::ResponseTooLarge { limit });
+        }
         if out.is_empty() {
             out = chunk;
         } else {
             out.extend_from_slice(&chunk);
+        }
+    }
+    Ok(out)
+}
+
+/// An error answer's body, cut to `limit` bytes (the rest is not read).
+async fn read_error_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>, Error> {
+    let mut out: Vec<u8> = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        let room = limit.saturating_sub(out.len());
+        out.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        if out.len() >= limit {
+            break;
         }
     }
     Ok(out)

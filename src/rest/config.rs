@@ -137,6 +137,18 @@ impl Backoff {
     }
 }
 
+/// The default [`Config::max_response_bytes`]: 512 MiB.
+///
+/// The largest body a client meets is a whole LIST in one response: the API
+/// server ignores `limit` when it answers resourceVersion `0` from its watch
+/// cache, and relists at a concrete resourceVersion go unpaginated unless
+/// the server was seen paginating. 512 MiB holds such a list of ~100,000
+/// pods of ~5 KB. A body is held whole in wasm memory, which never shrinks
+/// and is at most 4 GiB, so a larger default would let one runaway
+/// response (a broken proxy, an endless body) cost a page most of its
+/// memory for good.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 512 * 1024 * 1024;
+
 /// Everything a [`Client`](super::Client) needs to know.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -175,6 +187,11 @@ pub struct Config {
     /// Longest accepted watch line (one event); longer ends the watch with
     /// [`Error::LineTooLong`]. Default 16 MiB.
     pub max_line_bytes: usize,
+    /// Longest accepted body of a non-watch response; reading stops there
+    /// with [`Error::ResponseTooLarge`] (an error answer's body is cut to
+    /// 1 MiB instead, keeping its status code). Default
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`] (512 MiB).
+    pub max_response_bytes: usize,
     /// At most this many requests waiting for response headers at once; the
     /// rest queue in order. Edge runtimes cap concurrent connections waiting
     /// for headers (six on Cloudflare Workers), and a page with many informers
@@ -197,6 +214,7 @@ impl Config {
             backoff: Backoff::default(),
             watch_idle_timeout: Some(Duration::from_secs(11 * 60)),
             max_line_bytes: 16 * 1024 * 1024,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_in_flight: None,
         }
     }
@@ -226,6 +244,13 @@ impl Config {
             r
         } else if let Some(r) = url.strip_prefix("http://") {
             r
+        } else if is_scheme_relative(url) {
+            // A URL parser reads `//host` (and, for http(s), `/\host`) as
+            // another origin: the bearer token would go there.
+            return Err(Error::invalid_config(format!(
+                "base_url {url:?} starts with // or /\\, which resolves to another host; \
+                 write the origin in full (https://host) or a path on this one (/k8s)"
+            )));
         } else if url.starts_with('/') {
             "host"
         } else {
@@ -233,7 +258,9 @@ impl Config {
                 "base_url {url:?} must start with http://, https:// or /"
             )));
         };
-        if rest.is_empty() || rest.starts_with('/') {
+        // `http:///host` and `http://\host` name a host after all (URL
+        // parsers skip extra slashes and backslashes): refuse the ambiguity.
+        if rest.is_empty() || rest.starts_with(['/', '\\']) {
             return Err(Error::invalid_config(format!(
                 "base_url {url:?} has no host"
             )));
@@ -279,8 +306,21 @@ impl Config {
                 "max_line_bytes must be at least 1024",
             ));
         }
+        if self.max_response_bytes < 1024 {
+            return Err(Error::invalid_config(
+                "max_response_bytes must be at least 1024",
+            ));
+        }
         Ok(())
     }
+}
+
+/// Whether `url` starts like a scheme-relative URL (`//host`, `/\\host`,
+/// `\\\\host`, `\\/host`): a browser resolves it against the page's
+/// scheme only, to whatever host follows.
+pub(crate) fn is_scheme_relative(url: &str) -> bool {
+    let b = url.as_bytes();
+    matches!(b.first(), Some(b'/' | b'\\')) && matches!(b.get(1), Some(b'/' | b'\\'))
 }
 
 #[cfg(test)]
@@ -297,6 +337,7 @@ mod tests {
             Config::new("https://"),
             Config::new("http:///x"),
             Config::new("https://h/?q=1"),
+            Config::new("http://\\h"),
             Config::new("https://h").bearer_token(""),
             Config::new("https://h").header("bad header", "v"),
             Config::new("https://h").header("X", "a\nb"),
@@ -312,6 +353,10 @@ mod tests {
                 max_line_bytes: 10,
                 ..Config::new("https://h")
             },
+            Config {
+                max_response_bytes: 1023,
+                ..Config::new("https://h")
+            },
         ] {
             assert!(
                 matches!(bad.validate(), Err(Error::InvalidConfig { .. })),
@@ -321,6 +366,28 @@ mod tests {
         assert!(
             !format!("{:?}", Config::new("https://h").bearer_token("s3cret")).contains("s3cret")
         );
+    }
+
+    #[test]
+    fn scheme_relative_base_urls_are_refused() {
+        for bad in [
+            "//evil.example",
+            "//evil.example/k8s",
+            "/\\evil.example",
+            "\\\\evil.example",
+            "\\/evil.example",
+            "///evil.example",
+            "//",
+        ] {
+            let e = Config::new(bad).validate().expect_err(bad);
+            assert!(
+                matches!(&e, Error::InvalidConfig { message } if message.contains("another host")),
+                "{bad}: {e}"
+            );
+        }
+        for ok in ["/", "/k8s", "/k8s//x", "/k8s/\\x", "https://h//x"] {
+            assert!(Config::new(ok).validate().is_ok(), "{ok}");
+        }
     }
 
     #[test]

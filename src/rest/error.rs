@@ -54,6 +54,13 @@ pub enum Error {
         /// The configured maximum in bytes.
         limit: usize,
     },
+    /// A (non-watch) response body exceeded
+    /// [`Config::max_response_bytes`](super::Config::max_response_bytes);
+    /// the rest of it was not read.
+    ResponseTooLarge {
+        /// The configured maximum in bytes.
+        limit: usize,
+    },
 }
 
 /// An error answer from the API server: the decoded `Status`, or for a
@@ -394,6 +401,10 @@ impl fmt::Display for Error {
             Error::LineTooLong { limit } => write!(
                 f,
                 "watch line longer than the maximum of {limit} bytes (raise Config::max_line_bytes)"
+            ),
+            Error::ResponseTooLarge { limit } => write!(
+                f,
+                "response body longer than the maximum of {limit} bytes (list in pages, or raise Config::max_response_bytes)"
             ),
         }
     }

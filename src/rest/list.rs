@@ -1,6 +1,6 @@
 //! LIST responses: the items as [`KubeObject`]s (each one copy of its bytes,
-//! metadata parsed, the rest skipped structurally) and the list metadata the
-//! pager and reflector need.
+//! metadata parsed, the rest validated) and the list metadata the pager and
+//! reflector need.
 use serde::Deserialize;
 
 use super::object::KubeObject;

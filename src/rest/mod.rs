@@ -11,8 +11,9 @@
 //!   idle watchdog) waits on the client's clock.
 //!
 //! Objects are kept as raw JSON plus the parsed metadata the cache needs
-//! ([`KubeObject`]); the rest of each object is only scanned structurally on
-//! arrival and fully decoded on demand (see `scan.rs` for why).
+//! ([`KubeObject`]); the rest of each object is validated on arrival (invalid
+//! JSON anywhere is a [`Error::Decode`]) and decoded on demand (see `scan.rs`
+//! for why).
 
 mod client;
 mod config;
@@ -34,7 +35,9 @@ mod watch;
 mod tests;
 
 pub use client::{is_retryable_error, Client, Response};
-pub use config::{Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider};
+pub use config::{
+    Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider, DEFAULT_MAX_RESPONSE_BYTES,
+};
 pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
 pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
 #[cfg(target_arch = "wasm32")]

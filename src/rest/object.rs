@@ -570,10 +570,14 @@ impl KubeObject {
     /// Parse an object from its JSON bytes, keeping the bytes (no copy).
     ///
     /// The input must be a JSON object; `apiVersion`, `kind` and `metadata`
-    /// are decoded, the rest is checked structurally (brackets, strings,
-    /// UTF-8) and kept as is — a syntax error deep inside `spec` surfaces
-    /// when [`decode`](Self::decode) is called.
-    pub fn from_json_vec(raw: Vec<u8>) -> Result<Self, Error> {
+    /// are decoded, the rest is validated as JSON and kept as is (whitespace
+    /// around the object is dropped).
+    pub fn from_json_vec(mut raw: Vec<u8>) -> Result<Self, Error> {
+        // Keep only the object: its layout counts from its `{`.
+        let is_ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+        raw.truncate(raw.iter().rposition(|c| !is_ws(c)).map_or(0, |i| i + 1));
+        let lead = raw.iter().take_while(|c| is_ws(c)).count();
+        raw.drain(..lead);
         let (api_version, kind, spans, meta) = {
             let mut span = scan::parse_object(&raw)?;
             (
@@ -605,7 +609,8 @@ impl KubeObject {
         }
     }
 
-    /// The raw JSON bytes exactly as received.
+    /// The raw JSON bytes of the object exactly as received (from its `{`
+    /// to its `}`).
     pub fn raw(&self) -> &[u8] {
         &self.0.raw
     }
@@ -981,6 +986,18 @@ mod tests {
             v,
             serde_json::json!({"apiVersion":"x/v\"1","kind":"K\\ind","metadata":{"name":"a"}})
         );
+    }
+
+    #[test]
+    fn whitespace_around_a_body_is_dropped_so_the_layout_fits_the_bytes() {
+        let o = KubeObject::from_json(b" \r\n\t{\"a\" : 1 ,\"metadata\":{\"name\":\"n\"}} \n")
+            .expect("valid");
+        assert_eq!(o.raw_str(), "{\"a\" : 1 ,\"metadata\":{\"name\":\"n\"}}");
+        assert_eq!(o.member(0), Some(("a", "1")));
+        assert_eq!(o.member(1), Some(("metadata", "{\"name\":\"n\"}")));
+        let meta_only = o.metadata_only();
+        assert_eq!(meta_only.raw_str(), "{\"metadata\":{\"name\":\"n\"}}");
+        assert!(KubeObject::from_json(b" \n ").is_err());
     }
 
     #[test]

@@ -391,6 +391,13 @@ impl Request {
     pub fn url(&self, base: &str) -> Result<String, Error> {
         let pq = self.path_and_query()?;
         let base = base.trim_end_matches('/');
+        // With an empty base (`/`), a raw path `//host` or `/\host` would
+        // become a URL on another origin.
+        if base.is_empty() && super::config::is_scheme_relative(&pq) {
+            return Err(Error::invalid_request(format!(
+                "path {pq:?} would resolve to another host"
+            )));
+        }
         let mut url = String::with_capacity(base.len() + pq.len());
         url.push_str(base);
         url.push_str(&pq);
@@ -554,6 +561,26 @@ mod tests {
                 "{req:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_raw_path_never_turns_a_same_origin_base_into_another_origin() {
+        for path in ["//evil.example/x", "/\\evil.example/x"] {
+            let req = Request::get().path(path);
+            assert!(
+                matches!(req.url("/"), Err(Error::InvalidRequest { .. })),
+                "{path}"
+            );
+            assert_eq!(
+                req.url("/k8s").expect("under a prefix"),
+                format!("/k8s{path}")
+            );
+            assert_eq!(
+                req.url("https://h").expect("absolute base"),
+                format!("https://h{path}")
+            );
+        }
+        assert_eq!(Request::get().path("/api").url("/").expect("ok"), "/api");
     }
 
     #[test]

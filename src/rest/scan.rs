@@ -1,17 +1,20 @@
-//! A structural JSON scanner: finds the byte ranges of the values the client
+//! A validating JSON scanner: finds the byte ranges of the values the client
 //! needs (a watch envelope's `type` and `object`, an object's `apiVersion`,
 //! `kind` and `metadata`, a list's `items`) without building a tree.
 //!
 //! Why: a pod is ~2–3 KB of which the cache needs the ~300 bytes of
-//! metadata it indexes. Validating and skipping `spec`/`status` with a full
-//! parser costs more than everything else on the watch path, so the rest is
-//! skipped structurally here (strings, escapes and bracket nesting are
-//! honoured; the bytes must be UTF-8), and only `metadata` goes through
-//! `serde_json` (see `object.rs`). A syntax error hidden inside `spec` is
-//! therefore reported when the object is decoded, not when it arrives; API
-//! servers do not produce such bytes, and truncation or garbage at the
-//! structural level (what broken connections and proxies produce) is
-//! caught here.
+//! metadata it indexes. Building a tree of `spec`/`status` costs more than
+//! everything else on the watch path, so the rest is only validated here,
+//! in one tight loop per value, and kept as bytes (see `object.rs`).
+//!
+//! Validation is complete: an accepted input is JSON that `JSON.parse` and
+//! `serde_json` both read (the grammar, string escapes, `\u` surrogate
+//! pairs, no raw control characters, numbers within `f64`, UTF-8), so a
+//! cached object never fails to materialize later in a render loop. Stricter
+//! than `JSON.parse` in three ways, each shared with `serde_json` or the API
+//! server's own decoder: lone surrogates, numbers beyond `f64`'s range, and
+//! nesting deeper than [`MAX_DEPTH`] (`serde_json` itself stops at 128 levels
+//! unless told otherwise).
 use super::Error;
 
 /// Byte ranges of one Kubernetes object inside a buffer.
@@ -119,14 +122,419 @@ pub(crate) struct OwnerRefSpan<'a> {
 struct Scanner<'a> {
     b: &'a [u8],
     pos: usize,
+    /// Objects and arrays open around `pos` (the members being iterated),
+    /// so the nesting limit counts them too.
+    depth: usize,
 }
 
-/// Why scanning failed (turned into an [`Error::Decode`] with an excerpt).
-type Fail = &'static str;
+/// Why scanning failed and where (turned into an [`Error::Decode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fail {
+    what: &'static str,
+    at: usize,
+}
+
+/// Deepest nesting of objects and arrays accepted: Go's `encoding/json`
+/// limit, which the API server's decoder shares, so every object a server
+/// can store is accepted. (`serde_json` stops at 128 by default: decoding
+/// a deeper object into a Rust type needs `disable_recursion_limit`.)
+pub(crate) const MAX_DEPTH: usize = 10_000;
+
+/// Whether a byte ends a run of plain string contents: `"`, `\`, a
+/// control character (which JSON forbids raw inside strings), or the start
+/// of a multi-byte UTF-8 sequence (validated apart).
+const STR_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i < 0x20 || i >= 0x80;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// Position of the first [`STR_STOP`] byte at or after `i` (or the end):
+/// eight bytes per step, since most of an object's bytes are ASCII string
+/// contents.
+#[inline]
+fn skip_plain(b: &[u8], mut i: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while let Some(w) = b.get(i..i + 8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_le_bytes(a);
+        let q = x ^ (LO * u64::from(b'"'));
+        let s = x ^ (LO * u64::from(b'\\'));
+        // High bit set in each byte that is zero (q, s), below 0x20 or at
+        // least 0x80 (x). A borrow can also flag a byte above a true hit,
+        // never below one, so the lowest flag is exact.
+        let hit =
+            ((q.wrapping_sub(LO) & !q) | (s.wrapping_sub(LO) & !s) | x.wrapping_sub(LO * 0x20) | x)
+                & HI;
+        if hit != 0 {
+            return i + (hit.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if STR_STOP[usize::from(c)] {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+#[inline]
+fn hex4(b: &[u8], i: usize) -> Option<u16> {
+    let h = b.get(i..i + 4)?;
+    let mut n: u16 = 0;
+    for &c in h {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        n = (n << 4) | u16::from(d);
+    }
+    Some(n)
+}
+
+/// At the byte after a backslash: the position after the escape. `\u`
+/// surrogates must come as a high-low pair, as `serde_json` requires for a
+/// string (`JSON.parse` would also take a lone one).
+#[inline]
+fn escape_end(b: &[u8], i: usize) -> Result<usize, Fail> {
+    let bad = |what| Err(Fail { what, at: i });
+    match b.get(i) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 1),
+        Some(b'u') => match hex4(b, i + 1) {
+            None => bad("invalid \\u escape"),
+            Some(0xDC00..=0xDFFF) => bad("lone low surrogate in a \\u escape"),
+            Some(0xD800..=0xDBFF) => {
+                if b.get(i + 5) == Some(&b'\\')
+                    && b.get(i + 6) == Some(&b'u')
+                    && matches!(hex4(b, i + 7), Some(0xDC00..=0xDFFF))
+                {
+                    Ok(i + 11)
+                } else {
+                    bad("lone high surrogate in a \\u escape")
+                }
+            }
+            Some(_) => Ok(i + 5),
+        },
+        _ => bad("invalid escape"),
+    }
+}
+
+/// At a `"`: the string's contents (fully validated) and the position
+/// after its closing quote.
+#[inline]
+fn string_at(b: &[u8], open: usize) -> Result<(StrSpan<'_>, usize), Fail> {
+    let start = open + 1;
+    let mut i = start;
+    let mut escaped = false;
+    loop {
+        i = skip_plain(b, i);
+        match b.get(i) {
+            Some(b'"') => {
+                let span = StrSpan {
+                    bytes: b.get(start..i).unwrap_or_default(),
+                    escaped,
+                };
+                return Ok((span, i + 1));
+            }
+            Some(b'\\') => {
+                escaped = true;
+                i = escape_end(b, i + 1)?;
+            }
+            Some(&c) if c >= 0x80 => i = utf8_end(b, i)?,
+            Some(_) => {
+                return Err(Fail {
+                    what: "control character in a string",
+                    at: i,
+                })
+            }
+            None => {
+                return Err(Fail {
+                    what: "unterminated string",
+                    at: open,
+                })
+            }
+        }
+    }
+}
+
+/// At a byte ≥ 0x80: the position after the UTF-8 sequence it starts, per
+/// the standard's table (no overlong forms, surrogates or code points past
+/// U+10FFFF). Multi-byte text occurs only inside strings, so validating it
+/// here validates the whole input without a separate pass.
+#[inline]
+fn utf8_end(b: &[u8], i: usize) -> Result<usize, Fail> {
+    let cont = |k: usize| matches!(b.get(i + k), Some(0x80..=0xBF));
+    let second = b.get(i + 1).copied().unwrap_or(0);
+    let len = match b.get(i) {
+        Some(0xC2..=0xDF) => 2,
+        Some(0xE0) if matches!(second, 0xA0..=0xBF) => 3,
+        Some(0xE1..=0xEC | 0xEE..=0xEF) => 3,
+        Some(0xED) if matches!(second, 0x80..=0x9F) => 3,
+        Some(0xF0) if matches!(second, 0x90..=0xBF) => 4,
+        Some(0xF1..=0xF3) => 4,
+        Some(0xF4) if matches!(second, 0x80..=0x8F) => 4,
+        _ => 0,
+    };
+    if len > 0 && (1..len).all(cont) {
+        Ok(i + len)
+    } else {
+        Err(Fail {
+            what: "invalid UTF-8",
+            at: i,
+        })
+    }
+}
+
+#[inline]
+fn digits_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(b'0'..=b'9') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// At a `-` or digit: the position after a number in JSON's grammar
+/// (`-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`). A number
+/// beyond `f64`'s range is refused, as `serde_json` and Go refuse it
+/// (`JSON.parse` would make it `Infinity`).
+#[inline]
+fn number_end(b: &[u8], start: usize) -> Result<usize, Fail> {
+    let bad = |at| {
+        Err(Fail {
+            what: "invalid number",
+            at,
+        })
+    };
+    let mut i = start;
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits_end(b, i + 1),
+        _ => return bad(i),
+    }
+    if b.get(i) == Some(&b'.') {
+        if !matches!(b.get(i + 1), Some(b'0'..=b'9')) {
+            return bad(i + 1);
+        }
+        i = digits_end(b, i + 1);
+    }
+    let mut exponent = false;
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        if !matches!(b.get(i), Some(b'0'..=b'9')) {
+            return bad(i);
+        }
+        i = digits_end(b, i);
+        exponent = true;
+    }
+    // Only an exponent or over 300 digits can leave f64's range.
+    if (exponent || i - start > 300) && !in_f64_range(b.get(start..i).unwrap_or_default()) {
+        return Err(Fail {
+            what: "number out of range",
+            at: start,
+        });
+    }
+    Ok(i)
+}
+
+/// Whether a number (valid per the grammar) is finite as an `f64`; the
+/// check is serde_json's own, so both agree on the boundary.
+#[cold]
+fn in_f64_range(text: &[u8]) -> bool {
+    serde_json::from_slice::<f64>(text).is_ok()
+}
+
+#[inline]
+fn ws_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Open objects and arrays of one value: one bit each (set = array), the
+/// innermost 128 in a register, deeper levels spilled to the heap.
+struct Nest {
+    top: u128,
+    depth: usize,
+    limit: usize,
+    spill: Vec<u128>,
+}
+
+impl Nest {
+    #[inline]
+    fn push(&mut self, array: bool, at: usize) -> Result<(), Fail> {
+        if self.depth >= self.limit {
+            return Err(Fail {
+                what: "nesting deeper than 10000 levels",
+                at,
+            });
+        }
+        if self.depth > 0 && self.depth.is_multiple_of(128) {
+            self.spill.push(self.top);
+            self.top = 0;
+        }
+        self.top = (self.top << 1) | u128::from(array);
+        self.depth += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn in_array(&self) -> bool {
+        self.top & 1 == 1
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        self.top >>= 1;
+        self.depth -= 1;
+        if self.depth > 0 && self.depth.is_multiple_of(128) {
+            self.top = self.spill.pop().unwrap_or_default();
+        }
+    }
+}
+
+/// At an object's key (after `{` or `,` and whitespace): the position after
+/// the key, its `:` and the whitespace before the value.
+#[inline]
+fn key_end(b: &[u8], i: usize) -> Result<usize, Fail> {
+    if b.get(i) != Some(&b'"') {
+        return Err(Fail {
+            what: "expected a string key",
+            at: i,
+        });
+    }
+    let (_, i) = string_at(b, i)?;
+    let i = ws_end(b, i);
+    if b.get(i) != Some(&b':') {
+        return Err(Fail {
+            what: "expected ':'",
+            at: i,
+        });
+    }
+    Ok(ws_end(b, i + 1))
+}
+
+/// At the first byte of a value (whitespace skipped): validate the whole
+/// value per the JSON grammar and return the position after it. One loop
+/// with an explicit stack, no recursion, so depth costs no call stack.
+/// `depth` is the nesting already open around the value.
+fn value_end(b: &[u8], mut i: usize, depth: usize) -> Result<usize, Fail> {
+    let mut nest = Nest {
+        top: 0,
+        depth: 0,
+        limit: MAX_DEPTH.saturating_sub(depth),
+        spill: Vec::new(),
+    };
+    loop {
+        // A value starts at `i`.
+        match b.get(i) {
+            Some(b'"') => i = string_at(b, i)?.1,
+            Some(&c @ (b'{' | b'[')) => {
+                let array = c == b'[';
+                nest.push(array, i)?;
+                i = ws_end(b, i + 1);
+                let close = if array { b']' } else { b'}' };
+                if b.get(i) == Some(&close) {
+                    nest.pop();
+                    i += 1;
+                } else {
+                    if !array {
+                        i = key_end(b, i)?;
+                    }
+                    continue;
+                }
+            }
+            Some(b't') if b.get(i..i + 4) == Some(b"true") => i += 4,
+            Some(b'f') if b.get(i..i + 5) == Some(b"false") => i += 5,
+            Some(b'n') if b.get(i..i + 4) == Some(b"null") => i += 4,
+            Some(b'-' | b'0'..=b'9') => i = number_end(b, i)?,
+            Some(_) => {
+                return Err(Fail {
+                    what: "expected a value",
+                    at: i,
+                })
+            }
+            None => {
+                return Err(Fail {
+                    what: "unexpected end of input",
+                    at: i,
+                })
+            }
+        }
+        // After a value: close what ends here, then on to the next value.
+        loop {
+            if nest.depth == 0 {
+                return Ok(i);
+            }
+            i = ws_end(b, i);
+            match b.get(i) {
+                Some(b',') => {
+                    i = ws_end(b, i + 1);
+                    if !nest.in_array() {
+                        i = key_end(b, i)?;
+                    }
+                    break;
+                }
+                Some(b']') if nest.in_array() => {
+                    nest.pop();
+                    i += 1;
+                }
+                Some(b'}') if !nest.in_array() => {
+                    nest.pop();
+                    i += 1;
+                }
+                Some(_) => {
+                    return Err(Fail {
+                        what: if nest.in_array() {
+                            "expected ',' or ']'"
+                        } else {
+                            "expected ',' or '}'"
+                        },
+                        at: i,
+                    })
+                }
+                None => {
+                    return Err(Fail {
+                        what: "unexpected end of input inside an object or array",
+                        at: i,
+                    })
+                }
+            }
+        }
+    }
+}
 
 impl<'a> Scanner<'a> {
     fn new(b: &'a [u8]) -> Self {
-        Scanner { b, pos: 0 }
+        Scanner {
+            b,
+            pos: 0,
+            depth: 0,
+        }
+    }
+
+    /// A failure at the current position.
+    #[inline]
+    fn err<T>(&self, what: &'static str) -> Result<T, Fail> {
+        Err(Fail { what, at: self.pos })
     }
 
     #[inline]
@@ -136,128 +544,37 @@ impl<'a> Scanner<'a> {
 
     #[inline]
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
-            self.pos += 1;
-        }
+        self.pos = ws_end(self.b, self.pos);
     }
 
     #[inline]
-    fn expect(&mut self, c: u8, what: Fail) -> Result<(), Fail> {
+    fn expect(&mut self, c: u8, what: &'static str) -> Result<(), Fail> {
         self.skip_ws();
         if self.peek() == Some(c) {
             self.pos += 1;
             Ok(())
         } else {
-            Err(what)
+            self.err(what)
         }
     }
 
-    /// At a `"`: skip the string, returning its contents.
+    /// At a `"`: the string's contents (validated), moving past it.
     #[inline]
     fn string(&mut self) -> Result<StrSpan<'a>, Fail> {
         if self.peek() != Some(b'"') {
-            return Err("expected a string");
+            return self.err("expected a string");
         }
-        let start = self.pos + 1;
-        let mut i = start;
-        let mut escaped = false;
-        let b = self.b;
-        loop {
-            match b.get(i) {
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(StrSpan {
-                        bytes: b.get(start..i).unwrap_or_default(),
-                        escaped,
-                    });
-                }
-                Some(b'\\') => {
-                    escaped = true;
-                    i += 2;
-                }
-                Some(_) => i += 1,
-                None => return Err("unterminated string"),
-            }
-        }
+        let (span, end) = string_at(self.b, self.pos)?;
+        self.pos = end;
+        Ok(span)
     }
 
-    /// Skip one value of any type, returning its bytes.
+    /// Validate one value of any type, returning its bytes.
     fn value(&mut self) -> Result<&'a [u8], Fail> {
         self.skip_ws();
         let start = self.pos;
-        match self.peek() {
-            Some(b'"') => {
-                self.string()?;
-            }
-            Some(b'{' | b'[') => self.container()?,
-            Some(b't' | b'f' | b'n' | b'-' | b'0'..=b'9') => {
-                while let Some(c) = self.peek() {
-                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
-                        break;
-                    }
-                    if !(c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-')) {
-                        return Err("invalid literal");
-                    }
-                    self.pos += 1;
-                }
-            }
-            Some(_) => return Err("expected a value"),
-            None => return Err("unexpected end of input"),
-        }
+        self.pos = value_end(self.b, start, self.depth)?;
         Ok(self.b.get(start..self.pos).unwrap_or_default())
-    }
-
-    /// At `{` or `[`: skip to the matching close, checking bracket types
-    /// (a bit stack of the open kinds, 128 levels deep; deeper nesting is
-    /// only counted).
-    fn container(&mut self) -> Result<(), Fail> {
-        let b = self.b;
-        let mut i = self.pos;
-        let mut depth: u32 = 0;
-        // bit set = '[' open, clear = '{' open.
-        let mut kinds: u128 = 0;
-        loop {
-            let Some(&c) = b.get(i) else {
-                return Err("unexpected end of input inside an object or array");
-            };
-            match c {
-                b'"' => {
-                    i += 1;
-                    loop {
-                        match b.get(i) {
-                            Some(b'"') => break,
-                            Some(b'\\') => i += 2,
-                            Some(_) => i += 1,
-                            None => return Err("unterminated string"),
-                        }
-                    }
-                }
-                b'{' | b'[' => {
-                    if depth < 128 {
-                        kinds = (kinds << 1) | u128::from(c == b'[');
-                    }
-                    depth += 1;
-                }
-                b'}' | b']' => {
-                    if depth == 0 {
-                        return Err("unbalanced brackets");
-                    }
-                    if depth <= 128 {
-                        if (kinds & 1 == 1) != (c == b']') {
-                            return Err("mismatched brackets");
-                        }
-                        kinds >>= 1;
-                    }
-                    depth -= 1;
-                    if depth == 0 {
-                        self.pos = i + 1;
-                        return Ok(());
-                    }
-                }
-                _ => {}
-            }
-            i += 1;
-        }
     }
 
     /// Iterate an object's members: `f(key, scanner_at_value)` must consume
@@ -267,11 +584,15 @@ impl<'a> Scanner<'a> {
         mut f: impl FnMut(&'a [u8], &mut Self) -> Result<(), Fail>,
     ) -> Result<(), Fail> {
         self.expect(b'{', "expected an object")?;
+        if self.depth >= MAX_DEPTH {
+            return self.err("nesting deeper than 10000 levels");
+        }
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
             return Ok(());
         }
+        self.depth += 1;
         loop {
             self.skip_ws();
             let key = self.string()?;
@@ -283,9 +604,10 @@ impl<'a> Scanner<'a> {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
+                    self.depth -= 1;
                     return Ok(());
                 }
-                _ => return Err("expected ',' or '}'"),
+                _ => return self.err("expected ',' or '}'"),
             }
         }
     }
@@ -342,10 +664,10 @@ impl<'a> Scanner<'a> {
                 if self.value()? == b"null" {
                     Ok(None)
                 } else {
-                    Err("expected a string")
+                    self.err("expected a string")
                 }
             }
-            _ => Err("expected a string"),
+            _ => self.err("expected a string"),
         }
     }
 
@@ -355,7 +677,7 @@ impl<'a> Scanner<'a> {
             b"true" => Ok(Some(true)),
             b"false" => Ok(Some(false)),
             b"null" => Ok(None),
-            _ => Err("expected a boolean"),
+            _ => self.err("expected a boolean"),
         }
     }
 
@@ -372,6 +694,7 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
             return Ok(());
         }
+        self.depth += 1;
         loop {
             let mut r = OwnerRefSpan::default();
             self.members(|key, s| {
@@ -397,15 +720,16 @@ impl<'a> Scanner<'a> {
                 }
                 Some(b']') => {
                     self.pos += 1;
+                    self.depth -= 1;
                     return Ok(());
                 }
-                _ => return Err("expected ',' or ']' in ownerReferences"),
+                _ => return self.err("expected ',' or ']' in ownerReferences"),
             }
         }
     }
 
     /// Scan `metadata`, keeping only what the cache needs; annotations and
-    /// managedFields (often most of the metadata) are skipped structurally.
+    /// managedFields (often most of the metadata) are only validated.
     fn meta(&mut self) -> Result<MetaSpan<'a>, Fail> {
         let mut m = MetaSpan::default();
         self.skip_ws();
@@ -413,7 +737,7 @@ impl<'a> Scanner<'a> {
             return if self.value()? == b"null" {
                 Ok(m)
             } else {
-                Err("metadata is not an object")
+                self.err("metadata is not an object")
             };
         }
         self.members(|key, s| {
@@ -467,24 +791,32 @@ impl<'a> Scanner<'a> {
         if self.pos == self.b.len() {
             Ok(())
         } else {
-            Err("trailing characters")
+            self.err("trailing characters")
         }
     }
 }
 
-fn fail(input: &[u8], what: Fail) -> Error {
-    Error::decode(what, input)
-}
-
-fn check_utf8(input: &[u8]) -> Result<(), Error> {
-    std::str::from_utf8(input)
-        .map(|_| ())
-        .map_err(|e| Error::decode(format!("invalid UTF-8: {e}"), input))
+/// The decode error for a failed scan: what and where (with the bytes
+/// around the spot), plus the usual excerpt of the input's start, which
+/// names the event and object.
+fn fail(input: &[u8], f: Fail) -> Error {
+    let from = f.at.saturating_sub(16);
+    let near = input
+        .get(from..input.len().min(f.at + 16))
+        .unwrap_or_default();
+    Error::decode(
+        format!(
+            "{} at byte {} (near {:?})",
+            f.what,
+            f.at,
+            String::from_utf8_lossy(near)
+        ),
+        input,
+    )
 }
 
 /// Scan one object (the whole input must be one JSON object).
 pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
-    check_utf8(input)?;
     let mut s = Scanner::new(input);
     let span = s.object().map_err(|w| fail(input, w))?;
     s.end().map_err(|w| fail(input, w))?;
@@ -493,7 +825,6 @@ pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
 
 /// Scan a watch line `{"type":"…","object":{…}}` (members in any order).
 pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
-    check_utf8(line)?;
     let mut s = Scanner::new(line);
     let mut env = Envelope {
         event_type: &[],
@@ -510,7 +841,7 @@ pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
                 s.skip_ws();
                 env.object = match s.peek() {
                     Some(b'{') => Some(s.object()?),
-                    _ => return Err("watch event object is not an object"),
+                    _ => return s.err("watch event object is not an object"),
                 };
             }
             _ => {
@@ -522,7 +853,7 @@ pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
     .and_then(|()| s.end())
     .map_err(|w| fail(line, w))?;
     if !seen_type {
-        return Err(fail(line, "watch event without a type"));
+        return Err(Error::decode("watch event without a type", line));
     }
     Ok(env)
 }
@@ -548,9 +879,9 @@ pub(crate) fn peek_list_continue(body: &[u8]) -> Option<String> {
                     Ok(())
                 })?;
             }
-            Err("done")
+            s.err("done")
         }
-        b"items" => Err("done"),
+        b"items" => s.err("done"),
         _ => s.value().map(|_| ()),
     });
     token.filter(|t| !t.is_empty())
@@ -583,7 +914,6 @@ pub(crate) fn find_path<'a>(input: &'a [u8], path: &[&str]) -> Option<&'a [u8]> 
 
 /// Scan a list response `{"kind":…,"metadata":{…},"items":[…]}`.
 pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
-    check_utf8(body)?;
     let mut s = Scanner::new(body);
     let mut list = ListSpan {
         api_version: None,
@@ -606,6 +936,7 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
                     if s.peek() == Some(b']') {
                         s.pos += 1;
                     } else {
+                        s.depth += 1;
                         loop {
                             list.items.push(s.object()?);
                             s.skip_ws();
@@ -613,9 +944,10 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
                                 Some(b',') => s.pos += 1,
                                 Some(b']') => {
                                     s.pos += 1;
+                                    s.depth -= 1;
                                     break;
                                 }
-                                _ => return Err("expected ',' or ']' in items"),
+                                _ => return s.err("expected ',' or ']' in items"),
                             }
                         }
                     }
@@ -673,6 +1005,216 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    /// Whether `input` is one valid JSON value (whitespace around it allowed).
+    fn valid(input: &[u8]) -> Result<(), Fail> {
+        let i = ws_end(input, 0);
+        let end = value_end(input, i, 0)?;
+        if ws_end(input, end) == input.len() {
+            Ok(())
+        } else {
+            Err(Fail {
+                what: "trailing characters",
+                at: end,
+            })
+        }
+    }
+
+    #[test]
+    fn values_are_validated_fully() {
+        for ok in [
+            r#""""#,
+            r#""a\"\\\/\b\f\n\r\t\u00e9\u20AC""#,
+            r#""\ud83d\ude00 pair""#,
+            "\"\u{7f} DEL and \u{e9}\"",
+            "0",
+            "-0",
+            "10",
+            "-1.5e-3",
+            "1E+2",
+            "0.0e0",
+            "1e-400",
+            "123456789012345678901234567890",
+            "true",
+            "false",
+            "null",
+            " [ 1 , [ ] , { } , { \"a\" : [ null ] } ] ",
+            r#"{"a":{"b":[true,false,null,"x",1]},"":0}"#,
+        ] {
+            assert_eq!(valid(ok.as_bytes()), Ok(()), "{ok}");
+            // The oracle agrees.
+            serde_json::from_str::<serde_json::Value>(ok).expect(ok);
+        }
+        for (bad, at) in [
+            ("\"a\u{1}b\"", 2),
+            ("\"tab\tinside\"", 4),
+            (r#""\x""#, 2),
+            (r#""\u12""#, 2),
+            (r#""\u12G4""#, 2),
+            (r#""\ud83d""#, 2),
+            (r#""\ud83d\u0041""#, 2),
+            (r#""\ud83d\ud83d""#, 2),
+            (r#""\ude00""#, 2),
+            (r#""unterminated"#, 0),
+            ("01", 1),
+            ("1.", 2),
+            (".5", 0),
+            ("-", 1),
+            ("-a", 1),
+            ("1e", 2),
+            ("1e+", 3),
+            ("+1", 0),
+            ("1e400", 0),
+            ("-1e400", 0),
+            ("tru", 0),
+            ("True", 0),
+            ("nul", 0),
+            ("truex", 4),
+            ("[1,]", 3),
+            ("[,1]", 1),
+            ("[1 2]", 3),
+            ("{,}", 1),
+            (r#"{"a"}"#, 4),
+            (r#"{"a":1,}"#, 7),
+            ("{1:2}", 1),
+            (r#"{"a":1]"#, 6),
+            ("[1}", 2),
+            ("[[[", 3),
+            ("", 0),
+            ("NaN", 0),
+            ("Infinity", 0),
+        ] {
+            let e = valid(bad.as_bytes()).expect_err(bad);
+            assert_eq!(e.at, at, "{bad}: {e:?}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(bad).is_err(),
+                "the oracle refuses {bad} too"
+            );
+        }
+    }
+
+    #[test]
+    fn plain_string_bytes_are_skipped_exactly_up_to_the_first_stop() {
+        // Fillers next to the stop bytes in value.
+        for fill in [b'a', b'!', b'#', b'[', b']', b' ', 0x7f] {
+            let mut data = vec![fill; 40];
+            assert_eq!(skip_plain(&data, 0), 40);
+            for stop in [b'"', b'\\', 0, 0x1f, b'\n', 0x80, 0xc3, 0xff] {
+                for p in 0..40 {
+                    data[p] = stop;
+                    // And a second stop later, which must not hide the first.
+                    let later = (p + 3).min(39);
+                    let before = data[later];
+                    data[later] = b'"';
+                    for from in [0, p.saturating_sub(5), p] {
+                        assert_eq!(
+                            skip_plain(&data, from),
+                            p,
+                            "{fill:#x} {stop:#x} at {p} from {from}"
+                        );
+                    }
+                    data[later] = before;
+                    data[p] = fill;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_is_validated_inside_strings_and_refused_outside() {
+        for ok in [
+            "\"é日😀\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}\"",
+            "[\"a\",\"é\"]",
+        ] {
+            assert_eq!(valid(ok.as_bytes()), Ok(()), "{ok}");
+        }
+        for (bad, at) in [
+            (&b"\"\xc3\""[..], 1),
+            (b"\"\xc0\x80\"", 1),
+            (b"\"\xe0\x80\x80\"", 1),
+            (b"\"\xed\xa0\x80\"", 1),
+            (b"\"\xf4\x90\x80\x80\"", 1),
+            (b"\"\xf5\x80\x80\x80\"", 1),
+            (b"\"ab\x80\"", 3),
+            (b"\"\xe6\x97\"", 1),
+            (b"\"\xff\"", 1),
+            ("[é]".as_bytes(), 1),
+            (b"{\"a\":1}\xc3\xa9", 7),
+        ] {
+            let e = valid(bad).expect_err(&String::from_utf8_lossy(bad));
+            assert_eq!(e.at, at, "{bad:?}: {e:?}");
+            assert!(
+                std::str::from_utf8(bad).is_err()
+                    || serde_json::from_slice::<serde_json::Value>(bad).is_err()
+            );
+        }
+        let Err(e) = parse_event(b"{\"type\":\"ADDED\",\"object\":{\"k\":\"\xe6\x97\"}}") else {
+            panic!("accepted a truncated character")
+        };
+        assert!(e.to_string().contains("invalid UTF-8 at byte 31"), "{e}");
+    }
+
+    #[test]
+    fn nesting_is_limited_to_go_s_depth_without_recursion() {
+        let nested = |n: usize| {
+            let mut v = "[".repeat(n);
+            v.push_str(&"]".repeat(n));
+            v
+        };
+        assert_eq!(valid(nested(MAX_DEPTH).as_bytes()), Ok(()));
+        let e = valid(nested(MAX_DEPTH + 1).as_bytes()).expect_err("too deep");
+        assert_eq!(e.at, MAX_DEPTH);
+        // Objects and arrays mixed across the 128-level register boundary
+        // keep their kinds: a mismatch deep down is still caught.
+        let mut mixed = String::new();
+        for i in 0..300 {
+            mixed.push_str(if i % 3 == 0 { "{\"k\":" } else { "[" });
+        }
+        let close: String = (0..300)
+            .rev()
+            .map(|i| if i % 3 == 0 { "}" } else { "]" })
+            .collect();
+        assert_eq!(valid(format!("{mixed}1{close}").as_bytes()), Ok(()));
+        let mut swapped = close.clone().into_bytes();
+        swapped[200] = if swapped[200] == b'}' { b']' } else { b'}' };
+        let swapped = String::from_utf8(swapped).expect("ascii");
+        assert!(valid(format!("{mixed}1{swapped}").as_bytes()).is_err());
+        // The members open around a value count towards the limit.
+        let deep_event = format!(
+            r#"{{"type":"ADDED","object":{{"spec":{}}}}}"#,
+            nested(MAX_DEPTH - 2)
+        );
+        assert!(parse_event(deep_event.as_bytes()).is_ok());
+        let too_deep = format!(
+            r#"{{"type":"ADDED","object":{{"spec":{}}}}}"#,
+            nested(MAX_DEPTH - 1)
+        );
+        assert!(parse_event(too_deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn invalid_json_anywhere_in_an_object_is_a_decode_error_with_its_position() {
+        for bad in [
+            // Inside the annotations the scanner used to skip by brackets.
+            &br#"{"metadata":{"name":"a","annotations":{"x":tru}}}"#[..],
+            br#"{"metadata":{"name":"a","annotations":{"x":"y",}}}"#,
+            br#"{"metadata":{"managedFields":[{"f":01}]}}"#,
+            b"{\"metadata\":{\"name\":\"a\",\"annotations\":{\"k\x01\":\"v\"}}}",
+            b"{\"spec\":{\"k\":\"v\x1f\"}}",
+            br#"{"spec":{"k":"\q"}}"#,
+            br#"{"status":{"n":1.e5}}"#,
+            br#"{"status":[1 2]}"#,
+            br#"{"kind":"Pod","apiVersion":"v1","x":nul}"#,
+        ] {
+            let e = parse_object(bad).expect_err(&String::from_utf8_lossy(bad));
+            let Error::Decode { message, .. } = &e else {
+                panic!("{e:?}")
+            };
+            assert!(message.contains(" at byte "), "{message}");
+        }
+        let e = parse_object(br#"{"metadata":{"annotations":{"x":tru}}}"#).expect_err("bad");
+        assert!(e.to_string().contains("expected a value at byte 32"), "{e}");
     }
 
     #[test]

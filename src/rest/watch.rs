@@ -82,8 +82,9 @@ impl WatchEvent {
 /// Decode one watch line `{"type": …, "object": {…}}`.
 ///
 /// Only the envelope and the object's `apiVersion`, `kind` and `metadata` are
-/// parsed; the rest of the object is checked structurally and kept as raw
-/// bytes (see [`KubeObject`]). An unknown type is an error.
+/// parsed; the rest of the line is validated as JSON and the object kept as
+/// raw bytes (see [`KubeObject`]). Invalid JSON anywhere in the line or an
+/// unknown type is an [`Error::Decode`].
 pub fn decode_event(line: &[u8]) -> Result<WatchEvent, Error> {
     let env = scan::parse_event(line)?;
     let obj = match env.object {

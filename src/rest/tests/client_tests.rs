@@ -376,3 +376,78 @@ fn send_list_decodes_a_page() {
         Err(Error::InvalidRequest { .. })
     ));
 }
+
+/// A body over `max_response_bytes` is a typed error; reading stops at the
+/// chunk that crosses the limit (the request is aborted) and it is not
+/// retried. Exactly at the limit is fine.
+#[test]
+fn response_bodies_over_the_limit_are_refused_and_the_rest_is_not_read() {
+    let limit = 4096;
+    let (c, t, _clock) = setup(Config {
+        max_response_bytes: limit,
+        ..config()
+    });
+    let list = |c: &Client| {
+        let c = c.clone();
+        async move { c.send_list(&Request::get().resource("pods")).await }
+    };
+
+    // Exactly at the limit, in chunks.
+    let token = "x".repeat(limit - 100);
+    let mut body =
+        format!(r#"{{"kind":"PodList","items":[],"metadata":{{"continue":"{token}"}}}}"#);
+    body.push_str(&" ".repeat(limit - body.len()));
+    assert_eq!(body.len(), limit);
+    t.push(
+        FakeResponse::new(200).chunks(body.as_bytes().chunks(1000).map(<[u8]>::to_vec).collect()),
+    );
+    let r = start(list(&c));
+    let page = r.borrow_mut().take().expect("done").expect("at the limit");
+    assert_eq!(page.continue_token, Some(token));
+
+    // One byte over, streamed: the error comes at the chunk that crosses
+    // the limit, and the body is dropped without waiting for its end.
+    let (resp, tx) = FakeResponse::streaming(200);
+    t.push(resp);
+    let r = start(list(&c));
+    assert!(tx.send(vec![b' '; limit]));
+    run_until_stalled();
+    assert!(r.borrow().is_none(), "at the limit: still reading");
+    assert!(!tx.is_closed());
+    assert!(tx.send(vec![b' ']));
+    run_until_stalled();
+    assert_eq!(
+        r.borrow_mut().take().expect("done"),
+        Err(Error::ResponseTooLarge { limit })
+    );
+    assert!(tx.is_closed(), "the request was aborted");
+    assert_eq!(t.request_count(), 2, "not retried");
+    assert!(Error::ResponseTooLarge { limit }
+        .to_string()
+        .contains("max_response_bytes"));
+}
+
+/// An error answer's body is cut, not refused: its status code still
+/// classifies it (a 503 is retried).
+#[test]
+fn a_long_error_body_is_cut_and_keeps_its_status_code() {
+    let (c, t, clock) = setup(Config {
+        max_response_bytes: 2048,
+        ..config()
+    });
+    t.push(FakeResponse::new(503).body(vec![b'<'; 1 << 20]));
+    t.push(pod("a"));
+    let r = start(get_pod(&c));
+    clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 2, "the 503 was retried");
+    assert_eq!(
+        r.borrow_mut().take().expect("done").expect("ok").name(),
+        "a"
+    );
+
+    t.push(FakeResponse::status(404, "NotFound", &"n".repeat(4096)));
+    let r = start(get_pod(&c));
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert_eq!(e.code(), Some(404), "{e}");
+}

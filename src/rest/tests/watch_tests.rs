@@ -85,6 +85,13 @@ fn rc_02_malformed_line_and_unknown_type_end_the_stream() {
         r#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
         r#"{"type":"ADDED"}"#,
         r#"{"type":"ERROR","object":{"code":"x"}}"#,
+        // Invalid JSON deep inside an object, where nothing reads it on
+        // arrival: still refused, not cached to fail later in JS.
+        r#"{"type":"MODIFIED","object":{"metadata":{"name":"a","annotations":{"x":"y",}}}}"#,
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"labels\":{\"k\u{1}\":\"v\"}}}}",
+        r#"{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"n":01}}}"#,
+        r#"{"type":"ADDED","object":{"metadata":{"name":"a"},"status":"\ud800"}}"#,
+        r#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"extra":[1,,2]}"#,
     ] {
         let input = format!("{good}\n{bad}\n{good}\n");
         let out = decode_chunks(&[input.as_bytes()]);
