@@ -56,7 +56,11 @@ pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
             .unwrap_or_default(),
     };
     let mut items = Vec::with_capacity(span.items.len());
-    let mut invalid = Vec::new();
+    let mut invalid: Vec<(String, Error)> = span
+        .invalid
+        .into_iter()
+        .map(|(raw, e)| (key_hint(raw), e))
+        .collect();
     for item in span.items {
         let raw = item.raw;
         match KubeObject::from_span(item) {
@@ -78,18 +82,54 @@ pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
     })
 }
 
-/// `namespace/name` of an item that could not be decoded, as far as its
-/// metadata can be read as plain strings.
+/// `namespace/name` of an item that could not be decoded, read leniently
+/// (the item may hold what the decoder refused): the string values of
+/// `metadata.name` and `metadata.namespace`, found by brackets and quotes.
 fn key_hint(raw: &[u8]) -> String {
-    let text = |path: &[&str]| {
-        scan::find_path(raw, path)
-            .and_then(|v| serde_json::from_slice::<String>(v).ok())
-            .unwrap_or_default()
-    };
-    let (ns, name) = (
-        text(&["metadata", "namespace"]),
-        text(&["metadata", "name"]),
-    );
+    let (mut name, mut ns) = (String::new(), String::new());
+    // The key each open object is at (None inside arrays).
+    let mut keys: Vec<Option<&[u8]>> = Vec::new();
+    let mut i = 0;
+    while let Some(&c) = raw.get(i) {
+        match c {
+            b'{' => keys.push(None),
+            b'[' => keys.push(None),
+            b'}' | b']' => {
+                keys.pop();
+            }
+            b'"' => {
+                let start = i;
+                i += 1;
+                while let Some(&c) = raw.get(i) {
+                    match c {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                let quoted = raw.get(start..=i).unwrap_or_default();
+                let text = raw.get(start + 1..i).unwrap_or_default();
+                let mut j = i + 1;
+                while raw.get(j).is_some_and(u8::is_ascii_whitespace) {
+                    j += 1;
+                }
+                if raw.get(j) == Some(&b':') {
+                    if let Some(k) = keys.last_mut() {
+                        *k = Some(text);
+                    }
+                } else if keys.len() == 2 && keys[0] == Some(b"metadata".as_slice()) {
+                    let value = || serde_json::from_slice::<String>(quoted).unwrap_or_default();
+                    match keys[1] {
+                        Some(b"name") => name = value(),
+                        Some(b"namespace") => ns = value(),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
     if ns.is_empty() {
         name
     } else {
@@ -115,9 +155,41 @@ mod tests {
         assert!(l.items[0].raw().ends_with(br#""spec":{}}"#));
         let last = decode_list(br#"{"metadata":{"continue":""},"items":[]}"#).expect("ok");
         assert_eq!(last.continue_token, None);
-        assert!(matches!(
-            decode_list(br#"{"items":[{"metadata":{"name":5}}]}"#),
-            Err(Error::Decode { .. })
-        ));
+        // An item with bad metadata is left out and reported as a decode error.
+        let bad = decode_list(br#"{"items":[{"metadata":{"name":5}}]}"#).expect("ok");
+        assert!(bad.items.is_empty());
+        assert!(matches!(bad.invalid[..], [(_, Error::Decode { .. })]));
+    }
+}
+
+#[cfg(test)]
+mod skip_tests {
+    use super::*;
+
+    #[test]
+    fn an_item_that_is_valid_json_but_not_a_cacheable_object_is_left_out_and_named() {
+        let body = br#"{"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[
+            {"metadata":{"name":"a","namespace":"n","resourceVersion":"1"}},
+            {"metadata":{"name":"b","namespace":"n","generation":1e400}},
+            {"metadata":{"name":7,"namespace":"n"}},
+            {"metadata":{"name":"c","namespace":"n","resourceVersion":"3"}}]}"#;
+        let l = decode_list(body).expect("the list as a whole decodes");
+        let names: Vec<&str> = l.items.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["a", "c"]);
+        let keys: Vec<&str> = l.invalid.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["n/b", "n/"]);
+    }
+
+    #[test]
+    fn invalid_json_inside_an_item_skips_the_item_and_broken_brackets_fail_the_list() {
+        let l = decode_list(
+            br#"{"items":[{"metadata":{"name":"a","annotations":{"x":"\q"}}},{"metadata":{"name":"b"}}]}"#,
+        )
+        .expect("the item's extent is clear");
+        assert_eq!(l.items.len(), 1);
+        assert_eq!(l.invalid.len(), 1);
+        assert_eq!(l.invalid[0].0, "a");
+        assert!(decode_list(br#"{"items":[{"metadata":{"name":"a"}},{"metadata":"#).is_err());
+        assert!(decode_list(br#"{"items":[{"metadata":{"name":"a"}]}"#).is_err());
     }
 }

@@ -87,6 +87,9 @@ pub(crate) struct ListSpan<'a> {
     pub kind: Option<StrSpan<'a>>,
     pub metadata: Option<&'a [u8]>,
     pub items: Vec<ObjectSpan<'a>>,
+    /// Items whose bounds are clear but that are not valid objects: their
+    /// bytes and why. The rest of the list stands without them.
+    pub invalid: Vec<(&'a [u8], Error)>,
 }
 
 /// The metadata fields the cache needs, as spans (values not yet unescaped).
@@ -920,6 +923,7 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
         kind: None,
         metadata: None,
         items: Vec::new(),
+        invalid: Vec::new(),
     };
     s.members(|key, s| {
         match key {
@@ -938,7 +942,23 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
                     } else {
                         s.depth += 1;
                         loop {
-                            list.items.push(s.object()?);
+                            s.skip_ws();
+                            let start = s.pos;
+                            match s.object() {
+                                Ok(o) => list.items.push(o),
+                                Err(w) => {
+                                    // One bad item is skipped when its extent is
+                                    // clear from the brackets around it.
+                                    let end = item_end(s.b, start).ok_or(w)?;
+                                    let item = s.b.get(start..end).unwrap_or_default();
+                                    let local = Fail {
+                                        what: w.what,
+                                        at: w.at.saturating_sub(start),
+                                    };
+                                    list.invalid.push((item, fail(item, local)));
+                                    s.pos = end;
+                                }
+                            }
                             s.skip_ws();
                             match s.peek() {
                                 Some(b',') => s.pos += 1,
@@ -962,6 +982,39 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
     .and_then(|()| s.end())
     .map_err(|w| fail(body, w))?;
     Ok(list)
+}
+
+/// Where the object starting at `start` ends, by its brackets alone (strings
+/// skipped, nothing validated): how a list steps over an item that failed.
+fn item_end(b: &[u8], start: usize) -> Option<usize> {
+    if b.get(start) != Some(&b'{') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut i = start;
+    loop {
+        match *b.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    match *b.get(i)? {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 #[cfg(test)]
