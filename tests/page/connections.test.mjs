@@ -145,3 +145,64 @@ test('a hidden page closes its watches after the delay and catches up with one d
     await page.close();
   }
 });
+
+test('the dashboard clicked through 12 kinds: each view is live within 2 s, and released kinds stop watching', async () => {
+  const page = await browser.context.newPage();
+  const samples = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      samples.push({ at: Date.now(), open: await openWatches() });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    const base = await openWatches();
+    await page.goto(`${sim.url}/#pods`);
+    await until(() => page.evaluate(() => window.kubewasmDashboard?.ready && window.kubewasmDashboard.status('pods')?.synced), 10_000, 'the dashboard is up');
+    const labels = (await page.locator('#resource option').allTextContents()).filter((l) => !/^(pods|namespaces) /.test(l)).slice(0, 12);
+    assert.equal(labels.length, 12);
+    const GRACE_MS = 10_000; // the dashboard's releaseGraceMs
+    const visited = [];
+    for (const text of labels) {
+      const label = text.split(' ')[0];
+      const value = await page.locator('#resource option', { hasText: text }).getAttribute('value');
+      const t0 = Date.now();
+      await page.selectOption('#resource', value);
+      visited.push({ label, at: t0 });
+      // Live: a new object of this kind shows up in the view within 2 s of its write.
+      const info = await page.evaluate(() => window.kubewasmDashboard.current().info);
+      const ns = info.namespaced ? 'default' : undefined;
+      const name = `live-${label}`;
+      const prefix = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
+      const path = ns ? `${prefix}/namespaces/${ns}/${info.resource}` : `${prefix}/${info.resource}`;
+      const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
+      await until(() => page.evaluate(() => window.kubewasmDashboard.current().status().synced), 5_000, `${label} synced`);
+      const w0 = Date.now();
+      const r = await fetch(sim.url + path, { method: 'POST', body: JSON.stringify({ apiVersion, kind: info.kind, metadata: { name, namespace: ns } }) });
+      assert.ok(r.ok, `create ${label}: ${r.status}`);
+      const key = ns ? `${ns}/${name}` : name;
+      await until(() => page.evaluate((k) => k in window.kubewasmDashboard.state(window.kubewasmDashboard.current().label), key), 2_000, `${label} live`);
+      assert.ok(Date.now() - w0 < 2_000);
+    }
+    // Once the grace period has passed, only what is on screen keeps watching.
+    await new Promise((r) => setTimeout(r, GRACE_MS + 3_000));
+    const onScreen = await page.evaluate(() => window.kubewasmDashboard.openLabels?.() ?? []);
+    const settled = await openWatches();
+    sampling = false;
+    await sampler;
+    assert.ok(settled - base <= 3, `after the grace period ${settled - base} watches stay open (${onScreen})`);
+    // At no time more watches than the views on screen plus those still in their grace period.
+    for (const s of samples) {
+      const inGrace = visited.filter((v, i) => {
+        const left = visited[i + 1]?.at ?? Infinity;
+        return s.at < left + GRACE_MS + 2_000 && v.at <= s.at;
+      }).length;
+      assert.ok(s.open - base <= 2 + inGrace + 1, `${s.open - base} watches at ${s.at} with ${inGrace} kinds in view or grace`);
+    }
+  } finally {
+    sampling = false;
+    await sampler;
+    await page.close();
+  }
+});
