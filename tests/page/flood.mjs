@@ -1,0 +1,135 @@
+// The browser floor (`make bench`): one headless Chromium page per client,
+// fresh context each, against the same flood from the sim (FLOOD_EVENTS
+// MODIFIED events over FLOOD_PODS pods). Clients, alternating for
+// FLOOD_ROUNDS rounds:
+//   handler   kubewasm informer with an `update` handler reading name and resourceVersion
+//   subscribe kubewasm informer, `subscribe` diffs only
+//   floor     plain JS: fetch + TextDecoder + split + JSON.parse + Map
+// Reports events/s (from the first to the last event applied), long tasks
+// (> 50 ms) during the flood, and wasm memory after it.
+// FLOOD_PKG=dir serves another build of the package (an A/B of a change).
+import { cpSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch, site, startSim, until } from './harness.mjs';
+
+const PODS = Number(process.env.FLOOD_PODS || 10_000);
+const EVENTS = Number(process.env.FLOOD_EVENTS || 100_000);
+const ROUNDS = Number(process.env.FLOOD_ROUNDS || 3);
+const clients = (process.env.FLOOD_CLIENTS || 'handler,subscribe,floor').split(',');
+if (process.env.FLOOD_PKG) {
+  if (!existsSync(join(process.env.FLOOD_PKG, 'web'))) throw new Error(`${process.env.FLOOD_PKG} is not a built package`);
+  cpSync(process.env.FLOOD_PKG, join(site, 'plain', 'pkg-b'), { recursive: true });
+}
+
+const sim = await startSim(['--namespaces', '10', '--pods', String(PODS), '--seed', '4']);
+const browser = await launch();
+
+async function run(client, pkg) {
+  const context = await browser.context.browser()?.newContext() ?? browser.context;
+  const page = await context.newPage();
+  await page.goto(`${sim.url}/plain/`);
+  await page.evaluate(() => {
+    window.__long = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: true });
+  });
+  const ready = await page.evaluate(async ({ client, pkg, pods }) => {
+    window.__n = 0;
+    if (client === 'floor') {
+      const map = new Map();
+      const listed = await (await fetch('/api/v1/pods')).json();
+      for (const p of listed.items) map.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
+      const rv = listed.metadata.resourceVersion;
+      (async () => {
+        const r = await fetch(`/api/v1/pods?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`);
+        const reader = r.body.getReader();
+        const dec = new TextDecoder();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += dec.decode(value, { stream: true });
+          let i;
+          while ((i = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, i);
+            buf = buf.slice(i + 1);
+            if (!line) continue;
+            const ev = JSON.parse(line);
+            const o = ev.object;
+            map.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+            if (ev.type === 'MODIFIED') {
+              if (window.__n === 0) window.__t0 = performance.now();
+              window.__n++;
+              window.__t1 = performance.now();
+            }
+          }
+        }
+      })();
+      return map.size;
+    }
+    const m = await import(`/plain/${pkg}/web/index.js`);
+    window.__m = await m.default();
+    const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }));
+    const inf = factory.informer({ version: 'v1', resource: 'pods' });
+    const count = (k) => {
+      if (window.__n === 0) window.__t0 = performance.now();
+      window.__n += k;
+      window.__t1 = performance.now();
+    };
+    if (client === 'handler') {
+      inf.on('update', (_old, o) => {
+        if (o.metadata.name && o.metadata.resourceVersion) count(1);
+      });
+    } else {
+      inf.subscribe((d) => count(d.updated.length));
+    }
+    factory.start();
+    await inf.waitForSync();
+    window.__inf = inf;
+    return inf.getSnapshot().length;
+  }, { client, pkg, pods: PODS });
+  if (ready !== PODS) throw new Error(`${client}: synced ${ready} of ${PODS}`);
+  const fromLong = await page.evaluate(() => window.__long.length);
+  await sim.call('/sim/flood', { resource: 'pods', events: EVENTS });
+  // The subscribe path counts keys per diff (coalesced): wait on the informer's own counter.
+  const done = client === 'subscribe'
+    ? () => page.evaluate((e) => window.__inf.status.eventsApplied >= e, EVENTS)
+    : () => page.evaluate((e) => window.__n >= e, EVENTS);
+  await until(done, 300_000, `${client} flood`);
+  const r = await page.evaluate(({ client, events }) => {
+    const t1 = client === 'subscribe' ? performance.now() : window.__t1;
+    return {
+      secs: (t1 - window.__t0) / 1000,
+      long: window.__long.length,
+      wasm: window.__m ? window.__m.memory.buffer.byteLength : 0,
+      events,
+    };
+  }, { client, events: EVENTS });
+  r.long -= fromLong;
+  await page.close();
+  if (context !== browser.context) await context.close();
+  return r;
+}
+
+const results = {};
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const c of clients) {
+      for (const pkg of process.env.FLOOD_PKG ? ['pkg', 'pkg-b'] : ['pkg']) {
+        const name = pkg === 'pkg' ? c : `${c}@b`;
+        if (c === 'floor' && pkg !== 'pkg') continue;
+        const r = await run(c, pkg);
+        (results[name] ??= []).push(r);
+        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB`);
+      }
+    }
+  }
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const floor = results.floor ? median(results.floor.map((r) => EVENTS / r.secs)) : undefined;
+  for (const [name, rs] of Object.entries(results)) {
+    const eps = median(rs.map((r) => EVENTS / r.secs));
+    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB`);
+  }
+} finally {
+  await browser.close();
+  sim.stop();
+}
