@@ -42,11 +42,9 @@ where
 
 /// Yield to the host event loop so a long job does not block rendering or I/O.
 ///
-/// In wasm this waits for a macrotask, which lets the browser paint and
-/// deliver input between batches: a `MessageChannel` message where the host
-/// has one (browsers clamp nested zero-delay timers to 4 ms, a message is not
-/// clamped), else a zero-delay timeout; natively it re-queues the current
-/// task once.
+/// In wasm this waits for a macrotask (a zero-delay timeout), which lets the
+/// browser paint and deliver input between batches; natively it re-queues the
+/// current task once.
 pub async fn yield_now() {
     platform::yield_now().await
 }
@@ -76,98 +74,9 @@ mod platform {
     }
 
     pub async fn yield_now() {
-        match MESSAGES.with(|m| m.clone()) {
-            Some(m) => MessageYield { m, queued: false }.await,
-            None => gloo_timers::future::TimeoutFuture::new(0).await,
-        }
+        gloo_timers::future::TimeoutFuture::new(0).await;
         // Keep the helper used on every target.
         YieldOnce(true).await;
-    }
-
-    use js_sys::{Function, Reflect};
-    use std::cell::RefCell;
-    use std::collections::VecDeque;
-    use std::rc::Rc;
-    use std::task::Waker;
-    use wasm_bindgen::prelude::*;
-
-    /// One `MessageChannel` whose messages wake yielded tasks, oldest first.
-    struct Messages {
-        post: Function,
-        port: JsValue,
-        waiting: RefCell<VecDeque<Waker>>,
-    }
-
-    thread_local! {
-        static MESSAGES: Option<Rc<Messages>> = channel();
-    }
-
-    fn channel() -> Option<Rc<Messages>> {
-        let global = js_sys::global();
-        let ctor: Function = Reflect::get(&global, &"MessageChannel".into())
-            .ok()?
-            .dyn_into()
-            .ok()?;
-        let ch = Reflect::construct(&ctor, &js_sys::Array::new()).ok()?;
-        let rx = Reflect::get(&ch, &"port1".into()).ok()?;
-        let tx = Reflect::get(&ch, &"port2".into()).ok()?;
-        let post: Function = Reflect::get(&tx, &"postMessage".into())
-            .ok()?
-            .dyn_into()
-            .ok()?;
-        let m = Rc::new(Messages {
-            post,
-            port: tx,
-            waiting: RefCell::new(VecDeque::new()),
-        });
-        let weak = Rc::downgrade(&m);
-        let on_message = Closure::<dyn Fn()>::new(move || {
-            let next = weak
-                .upgrade()
-                .and_then(|m| m.waiting.borrow_mut().pop_front());
-            if let Some(w) = next {
-                w.wake();
-            }
-        })
-        .into_js_value();
-        Reflect::set(&rx, &"onmessage".into(), &on_message).ok()?;
-        // Node keeps a process alive while a port listens: let it exit.
-        for port in [&rx, &m.port] {
-            if let Ok(unref) =
-                Reflect::get(port, &"unref".into()).and_then(|f| f.dyn_into::<Function>())
-            {
-                let _ = unref.call0(port);
-            }
-        }
-        Some(m)
-    }
-
-    /// Pending until this task's message has been delivered.
-    struct MessageYield {
-        m: Rc<Messages>,
-        queued: bool,
-    }
-
-    impl Future for MessageYield {
-        type Output = ();
-        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-            if self.queued {
-                return Poll::Ready(());
-            }
-            self.queued = true;
-            self.m.waiting.borrow_mut().push_back(cx.waker().clone());
-            if self
-                .m
-                .post
-                .call1(&self.m.port, &JsValue::UNDEFINED)
-                .is_err()
-            {
-                // No message will come: do not leave the task waiting.
-                self.m.waiting.borrow_mut().pop_back();
-                return Poll::Ready(());
-            }
-            Poll::Pending
-        }
     }
 }
 
