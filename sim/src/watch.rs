@@ -108,7 +108,7 @@ struct HttpOut<'a> {
 /// on a WebSocket (see `ws.rs`).
 enum Out<'a> {
     Http(HttpOut<'a>),
-    Ws(ws::Socket<'a>),
+    Ws(Box<ws::Socket<'a>>),
 }
 
 impl Out<'_> {
@@ -255,7 +255,11 @@ pub fn serve(
     let out = match upgrade {
         Some(up) => {
             ws::accept(stream, &up)?;
-            Out::Ws(ws::Socket::new(stream, split, faults.websocket_binary))
+            Out::Ws(Box::new(ws::Socket::new(
+                stream,
+                split,
+                faults.websocket_binary,
+            )))
         }
         None => {
             write_stream_head(stream, "application/json")?;
