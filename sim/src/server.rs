@@ -166,7 +166,9 @@ fn admin_request(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
 }
 
 fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
-    let keep = req.keep_alive;
+    // A refused upgrade closes the connection, as the API server's does
+    // (some clients wait for the close before failing the handshake).
+    let keep = req.keep_alive && !ws::is_upgrade(req);
     sim.request_started();
     let mut in_flight = InFlight { sim, open: true };
     // A WebSocket watch: the handshake is checked before anything else, and

@@ -130,6 +130,7 @@ struct Socket {
     _on_open: Closure<dyn FnMut()>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_close: Closure<dyn FnMut(CloseEvent)>,
+    _on_error: Closure<dyn FnMut()>,
 }
 
 impl Drop for Socket {
@@ -138,6 +139,7 @@ impl Drop for Socket {
         self.ws.set_onopen(None);
         self.ws.set_onmessage(None);
         self.ws.set_onclose(None);
+        self.ws.set_onerror(None);
         if self.ws.ready_state() <= WebSocket::OPEN {
             let _ = self.ws.close();
         }
@@ -239,7 +241,20 @@ fn open_socket(req: &SocketRequest) -> Result<Socket, Error> {
         }
         s.wake();
     });
+    // A failed handshake: browsers follow the error with a close, Node's
+    // WebSocket (undici) may not, so it ends the wait here. After the open,
+    // the close that follows carries the code.
+    let sh = shared.clone();
+    let target = url.clone();
+    let on_error = Closure::<dyn FnMut()>::new(move || {
+        let mut s = sh.borrow_mut();
+        if !s.opened && s.end.is_none() {
+            s.end = Some(Err(handshake_error(&target)));
+            s.wake();
+        }
+    });
     ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    ws.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
     Ok(Socket {
@@ -248,6 +263,7 @@ fn open_socket(req: &SocketRequest) -> Result<Socket, Error> {
         _on_open: on_open,
         _on_message: on_message,
         _on_close: on_close,
+        _on_error: on_error,
     })
 }
 
