@@ -80,6 +80,10 @@
 //! not tried on that origin again for a minute. Node and edge runtimes keep
 //! fetch. [`WatchStream::transport`](super::WatchStream::transport) tells
 //! which transport a watch got and why.
+//!
+//! WebSocket is the slower transport (BENCHMARKS.md): Chromium dispatches
+//! every message as its own task, which caps ~3 KB events near 20k/s against
+//! 55–70k/s over fetch. Hence fetch first, WebSocket only beyond the budget.
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
