@@ -16,7 +16,13 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$host" in
-  node) mode=(--node) ;;
+  node) mode=(--node)
+    # Node 20 and 21 have a global WebSocket only behind a flag; the
+    # WebSocket watch suites need it (22 and later have it by default).
+    if ! node -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null \
+      && NODE_OPTIONS=--experimental-websocket node -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
+      export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-websocket"
+    fi ;;
   page) mode=(--headless --chrome); export WASM_BINDGEN_USE_BROWSER=1 ;;
   worker) mode=(--headless --chrome); export WASM_BINDGEN_USE_DEDICATED_WORKER=1 ;;
   *) echo "unknown host $host" >&2; exit 2 ;;

@@ -21,6 +21,8 @@ pub struct Faults {
     pub latency_ms: u64,
     /// Seed of the random splits.
     pub seed: u64,
+    /// WebSocket watches send binary frames instead of text frames.
+    pub websocket_binary: bool,
 }
 
 /// An error response a fault forces.
@@ -40,6 +42,7 @@ const KEYS: &[&str] = &[
     "status500",
     "latencyMs",
     "seed",
+    "webSocketBinary",
 ];
 
 fn uint(m: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
@@ -89,6 +92,7 @@ impl Faults {
             status500: uint(&s500, "count")?.unwrap_or(0),
             latency_ms: uint(m, "latencyMs")?.unwrap_or(0).min(600_000),
             seed: uint(m, "seed")?.unwrap_or(1),
+            websocket_binary: boolean(m, "webSocketBinary")?,
         })
     }
 
@@ -102,6 +106,7 @@ impl Faults {
             "status500": {"count": self.status500},
             "latencyMs": self.latency_ms,
             "seed": self.seed,
+            "webSocketBinary": self.websocket_binary,
         })
     }
 

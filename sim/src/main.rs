@@ -29,6 +29,7 @@ mod statics;
 mod status;
 mod store;
 mod watch;
+mod ws;
 
 use std::io::Write;
 use std::net::TcpListener;

@@ -18,7 +18,7 @@ use crate::http::{
 use crate::rng::Rng;
 use crate::state::{lock, Sim};
 use crate::status::ApiError;
-use crate::{control, cors, statics, watch};
+use crate::{control, cors, statics, watch, ws};
 
 /// Accept connections forever.
 pub fn run(listener: TcpListener, sim: Arc<Sim>) {
@@ -166,11 +166,30 @@ fn admin_request(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
 }
 
 fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
-    let keep = req.keep_alive;
+    // A refused upgrade closes the connection, as the API server's does
+    // (some clients wait for the close before failing the handshake).
+    let keep = req.keep_alive && !ws::is_upgrade(req);
     sim.request_started();
     let mut in_flight = InFlight { sim, open: true };
+    // A WebSocket watch: the handshake is checked before anything else, and
+    // a browser's token travels in a subprotocol (see ws.rs).
+    let upgrade = if ws::is_upgrade(req) {
+        match ws::parse(req) {
+            Ok(up) => Some(up),
+            Err(e) => {
+                in_flight.answered();
+                let _ = write_response(out, &api::error_response(&e), false, None);
+                return false;
+            }
+        }
+    } else {
+        None
+    };
     if let Some(t) = &sim.token {
-        if !cors::has_token(req, t) {
+        let by_protocol = upgrade
+            .as_ref()
+            .is_some_and(|u| u.token.as_deref() == Some(t.as_str()));
+        if !by_protocol && !cors::has_token(req, t) {
             in_flight.answered();
             let e = ApiError::new(401, "Unauthorized", "Unauthorized");
             return write_response(out, &api::error_response(&e), keep, None).is_ok();
@@ -220,7 +239,7 @@ fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
         }
         Reply::Watch(p) => {
             in_flight.answered();
-            if let Err(e) = watch::serve(sim, out, *p) {
+            if let Err(e) = watch::serve(sim, out, *p, upgrade) {
                 // Clients going away mid-stream is normal; anything else is worth a line.
                 if !matches!(
                     e.kind(),

@@ -1,5 +1,6 @@
-//! Streaming a watch: chunked JSON lines, one chunk per event, written as
-//! soon as events exist (everything available at once goes out in one
+//! Streaming a watch: chunked JSON lines, one chunk per event (or, over
+//! WebSocket, one message per event: see `ws.rs`), written as soon as events
+//! exist (everything available at once goes out in one
 //! write). Replay from the history, the current state first when no RV is
 //! given, `sendInitialEvents` with the `k8s.io/initial-events-end` bookmark,
 //! periodic bookmarks, `timeoutSeconds`, 410 for a compacted RV, and the
@@ -22,6 +23,7 @@ use crate::rng::Rng;
 use crate::state::{lock, Sim};
 use crate::status::ApiError;
 use crate::store::{EventType, Filter, Obj, Since};
+use crate::ws;
 
 /// History entries looked at per lock hold.
 const MAX_SCAN: usize = 4096;
@@ -94,10 +96,82 @@ enum End {
     Abrupt,
 }
 
-struct Writer<'a> {
+/// A chunked HTTP response body: one chunk per line.
+struct HttpOut<'a> {
     stream: &'a mut TcpStream,
+    probe: TcpStream,
     split: Option<Rng>,
     buf: Vec<u8>,
+}
+
+/// Where the lines of a watch go: chunks of an HTTP response, or messages
+/// on a WebSocket (see `ws.rs`).
+enum Out<'a> {
+    Http(HttpOut<'a>),
+    Ws(Box<ws::Socket<'a>>),
+}
+
+impl Out<'_> {
+    /// Queue one line (one chunk, or one message) made of `parts`.
+    fn line(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        let h = match self {
+            Out::Ws(s) => return s.message(parts),
+            Out::Http(h) => h,
+        };
+        if let Some(rng) = &mut h.split {
+            let whole = parts.concat();
+            for piece in pieces(&whole, rng) {
+                let mut out = Vec::with_capacity(16);
+                frame_chunk(&mut out, &[piece]);
+                h.stream.write_all(&out)?;
+                h.stream.flush()?;
+            }
+            return Ok(());
+        }
+        frame_chunk(&mut h.buf, parts);
+        if h.buf.len() >= WRITE_BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::Ws(s) => s.flush(),
+            Out::Http(h) => {
+                if !h.buf.is_empty() {
+                    h.stream.write_all(&h.buf)?;
+                    h.buf.clear();
+                }
+                h.stream.flush()
+            }
+        }
+    }
+
+    /// End cleanly: the terminating chunk, or close 1000.
+    fn finish(&mut self) -> io::Result<()> {
+        match self {
+            Out::Ws(s) => {
+                s.flush()?;
+                s.finish()
+            }
+            Out::Http(h) => {
+                h.buf.extend_from_slice(END_CHUNK);
+                self.flush()
+            }
+        }
+    }
+
+    fn peer_closed(&mut self) -> bool {
+        match self {
+            Out::Ws(s) => s.peer_closed(),
+            Out::Http(h) => peer_closed(&h.probe),
+        }
+    }
+}
+
+struct Writer<'a> {
+    out: Out<'a>,
     prefixes: [Vec<u8>; 3],
     sent: u64,
     drop_after: Option<u64>,
@@ -116,20 +190,7 @@ impl Writer<'_> {
             .get(idx)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        if let Some(rng) = &mut self.split {
-            let whole = [pre, &obj.bytes, b"}\n"].concat();
-            for piece in pieces(&whole, rng) {
-                let mut out = Vec::with_capacity(16);
-                frame_chunk(&mut out, &[piece]);
-                self.stream.write_all(&out)?;
-                self.stream.flush()?;
-            }
-        } else {
-            frame_chunk(&mut self.buf, &[pre, &obj.bytes, b"}\n"]);
-            if self.buf.len() >= WRITE_BATCH {
-                self.flush()?;
-            }
-        }
+        self.out.line(&[pre, &obj.bytes, b"}\n"])?;
         self.sent += 1;
         if self.drop_after.is_some_and(|n| self.sent >= n) {
             self.flush()?;
@@ -140,32 +201,16 @@ impl Writer<'_> {
 
     /// Queue an arbitrary line as one chunk.
     fn raw(&mut self, line: &[u8]) -> io::Result<()> {
-        if let Some(rng) = &mut self.split {
-            for piece in pieces(line, rng) {
-                let mut out = Vec::with_capacity(16);
-                frame_chunk(&mut out, &[piece]);
-                self.stream.write_all(&out)?;
-                self.stream.flush()?;
-            }
-            Ok(())
-        } else {
-            frame_chunk(&mut self.buf, &[line]);
-            Ok(())
-        }
+        self.out.line(&[line])
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            self.stream.write_all(&self.buf)?;
-            self.buf.clear();
-        }
-        self.stream.flush()
+        self.out.flush()
     }
 
     /// End cleanly with the terminating chunk.
     fn finish(&mut self) -> io::Result<()> {
-        self.buf.extend_from_slice(END_CHUNK);
-        self.flush()
+        self.out.finish()
     }
 }
 
@@ -186,7 +231,14 @@ fn expired_line(from: u64, oldest: u64) -> Vec<u8> {
 }
 
 /// Stream a watch until it ends; the caller closes the connection after.
-pub fn serve(sim: &Sim, stream: &mut TcpStream, p: WatchParams) -> io::Result<()> {
+/// With `upgrade`, the handshake is answered and the events go out as
+/// WebSocket messages instead of chunks.
+pub fn serve(
+    sim: &Sim,
+    stream: &mut TcpStream,
+    p: WatchParams,
+    upgrade: Option<ws::Upgrade>,
+) -> io::Result<()> {
     let faults = {
         let mut f = lock(&sim.faults);
         let snapshot = f.clone();
@@ -197,14 +249,30 @@ pub fn serve(sim: &Sim, stream: &mut TcpStream, p: WatchParams) -> io::Result<()
     let start_rv = lock(&sim.store).rv;
     let id = sim.open_watch(stream.try_clone().ok(), p.from_rv.unwrap_or(start_rv));
     let _registration = Registration { sim, id };
-    write_stream_head(stream, "application/json")?;
-    let probe = stream.try_clone()?;
+    let split = faults
+        .split_chunks
+        .then(|| Rng(faults.seed ^ id.wrapping_mul(0x9E37_79B9)));
+    let out = match upgrade {
+        Some(up) => {
+            ws::accept(stream, &up)?;
+            Out::Ws(Box::new(ws::Socket::new(
+                stream,
+                split,
+                faults.websocket_binary,
+            )))
+        }
+        None => {
+            write_stream_head(stream, "application/json")?;
+            Out::Http(HttpOut {
+                probe: stream.try_clone()?,
+                stream,
+                split,
+                buf: Vec::with_capacity(64 << 10),
+            })
+        }
+    };
     let mut w = Writer {
-        stream,
-        split: faults
-            .split_chunks
-            .then(|| Rng(faults.seed ^ id.wrapping_mul(0x9E37_79B9))),
-        buf: Vec::with_capacity(64 << 10),
+        out,
         prefixes: [
             prefix(EventType::Added.as_str()),
             prefix(EventType::Modified.as_str()),
@@ -302,7 +370,7 @@ pub fn serve(sim: &Sim, stream: &mut TcpStream, p: WatchParams) -> io::Result<()
         // A client that went away is noticed even while other resources'
         // writes keep this watch scanning without writing anything.
         if last_probe.elapsed() >= IDLE_CHECK {
-            if peer_closed(&probe) {
+            if w.out.peer_closed() {
                 return Ok(());
             }
             last_probe = Instant::now();

@@ -15,7 +15,7 @@ use super::options::{self, millis};
 use crate::api::Discovery;
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
-    PostParams, RateLimit, Request, WatchEvent, WatchParams, WatchStream,
+    PostParams, RateLimit, Request, WatchEvent, WatchParams, WatchStream, WatchTransportMode,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -66,6 +66,10 @@ export interface ClientOptions {
   maxRetries?: number;
   /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
   maxResponseBytes?: number;
+  /** What carries watches: `auto` (default) uses `fetch`, and in a browser page or worker sends watches beyond `fetchWatchesPerOrigin` on an HTTP/1.1 origin over WebSocket (browsers allow six connections per origin); `fetch` or `websocket` force one. */
+  watchTransport?: 'auto' | 'fetch' | 'websocket';
+  /** With `watchTransport: 'auto'`, at most this many fetch watches per HTTP/1.1 origin (default 4). */
+  fetchWatchesPerOrigin?: number;
 }
 
 /** Which resource a `ResourceClient` addresses. */
@@ -214,6 +218,19 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     if let Some(n) = options::number(opts, "maxResponseBytes")? {
         // Saturates at usize::MAX (4 GiB in wasm), which no body reaches.
         config.max_response_bytes = n as usize;
+    }
+    config.watch_transport = match options::string(opts, "watchTransport")?.as_deref() {
+        None | Some("auto") => WatchTransportMode::Auto,
+        Some("fetch") => WatchTransportMode::Fetch,
+        Some("websocket") => WatchTransportMode::WebSocket,
+        Some(other) => {
+            return Err(KubeErrorInit::invalid(format!(
+                "option `watchTransport` must be auto, fetch or websocket, not {other:?}"
+            )))
+        }
+    };
+    if let Some(n) = options::number(opts, "fetchWatchesPerOrigin")? {
+        config.fetch_watches_per_origin = n.clamp(0.0, 1e6) as usize;
     }
     Ok(config)
 }
@@ -462,8 +479,11 @@ impl ResourceClient {
     }
 
     /// Watch changes as an async iterable of events. Breaking out of the loop
-    /// (or calling `return()`) aborts the request.
-    #[wasm_bindgen(unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>>")]
+    /// (or calling `return()`) aborts the request; `transport` tells what
+    /// carries it once the first event was asked for.
+    #[wasm_bindgen(
+        unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>> & { readonly transport: 'fetch' | 'websocket' | undefined }"
+    )]
     pub fn watch(
         &self,
         #[wasm_bindgen(unchecked_param_type = "WatchOptions")] opts: JsValue,
@@ -484,6 +504,7 @@ impl ResourceClient {
             req: Rc::new(req),
             stream: Rc::new(RefCell::new(None)),
             done: Rc::new(std::cell::Cell::new(false)),
+            transport: Rc::new(std::cell::Cell::new(None)),
         };
         Ok(async_iterable(iter.into()))
     }
@@ -502,6 +523,7 @@ pub struct WatchIterator {
     req: Rc<Request>,
     stream: Rc<RefCell<Option<WatchStream>>>,
     done: Rc<std::cell::Cell<bool>>,
+    transport: Rc<std::cell::Cell<Option<&'static str>>>,
 }
 
 fn iter_result(value: JsValue, done: bool) -> JsValue {
@@ -518,11 +540,12 @@ impl WatchIterator {
         unchecked_return_type = "Promise<IteratorResult<WatchEvent<KubeObject>, undefined>>"
     )]
     pub fn next(&self) -> Promise {
-        let (client, req, stream, done) = (
+        let (client, req, stream, done, transport) = (
             self.client.clone(),
             self.req.clone(),
             self.stream.clone(),
             self.done.clone(),
+            self.transport.clone(),
         );
         future_to_promise(async move {
             if done.get() {
@@ -530,6 +553,7 @@ impl WatchIterator {
             }
             if stream.borrow().is_none() {
                 let s = client.watch(&req).await.map_err(|e| from_rest(&e))?;
+                transport.set(s.transport().map(|t| t.transport.as_str()));
                 if done.get() {
                     return Ok(iter_result(JsValue::UNDEFINED, true));
                 }
@@ -564,6 +588,15 @@ impl WatchIterator {
                 }
             }
         })
+    }
+
+    /// What carries the watch once the first `next()` opened it: `'fetch'`
+    /// or `'websocket'` (see `ClientOptions.watchTransport`).
+    #[wasm_bindgen(getter, unchecked_return_type = "'fetch' | 'websocket' | undefined")]
+    pub fn transport(&self) -> JsValue {
+        self.transport
+            .get()
+            .map_or(JsValue::UNDEFINED, JsValue::from_str)
     }
 
     /// Stop watching: aborts the request (also called by `break` in `for await`).

@@ -30,6 +30,7 @@ use super::object::KubeObject;
 use super::request::Request;
 use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
 use super::watch::WatchStream;
+use super::watch_transport::FetchLease;
 use super::Error;
 
 /// A complete (non-watch) response.
@@ -195,20 +196,50 @@ impl Client {
     /// Open a watch (the request is marked as one if it was not). Resolves
     /// once the server answered 200; the events follow on the stream. Not
     /// rate limited; establishing it is retried like a GET.
+    ///
+    /// The transport (`fetch` or WebSocket) follows
+    /// [`Config::watch_transport`] and the per-origin budget
+    /// (`watch_transport.rs`); [`WatchStream::transport`] tells which.
     pub async fn watch(&self, req: &Request) -> Result<WatchStream, Error> {
         let req = if req.is_watch() {
             req.clone()
         } else {
             req.clone().watch()
         };
-        let (resp, _) = self.execute(&req, true).await?;
-        Ok(WatchStream::new(
-            resp.body,
+        super::watch_transport::watch(self, req).await
+    }
+
+    /// A watch over `fetch`; `lease` counts it in the budget while the
+    /// response body is open.
+    pub(super) async fn fetch_watch(
+        &self,
+        req: &Request,
+        lease: FetchLease,
+    ) -> Result<WatchStream, Error> {
+        let (resp, _) = self.execute(req, true).await?;
+        Ok(self.watch_stream(lease.hold(resp.body), req))
+    }
+
+    /// Decode `body` as the events of the watch `req`.
+    pub(super) fn watch_stream(&self, body: BodyStream, req: &Request) -> WatchStream {
+        WatchStream::new(
+            body,
             self.0.clock.clone(),
             self.0.config.max_line_bytes,
             req.idle_timeout_override()
                 .or(self.0.config.watch_idle_timeout),
-        ))
+        )
+    }
+
+    /// The transport.
+    pub(super) fn transport(&self) -> &Rc<dyn Transport> {
+        &self.0.transport
+    }
+
+    /// The wait before retry number `attempt` without `Retry-After`.
+    pub(super) fn retry_delay(&self, attempt: u32) -> Duration {
+        let r = self.0.rng.borrow_mut().next_f64();
+        self.0.config.backoff.delay(attempt, r)
     }
 
     async fn headers(&self, req: &Request) -> Result<Vec<(String, String)>, Error> {

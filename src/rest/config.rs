@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures::future::LocalBoxFuture;
 
+use super::watch_transport::WatchTransportMode;
 use super::Error;
 
 /// Supplies a bearer token per request, so rotated tokens (OIDC refresh, a
@@ -197,6 +198,14 @@ pub struct Config {
     /// for headers (six on Cloudflare Workers), and a page with many informers
     /// can exceed a browser's per-host limit; `None` (the default) = no cap.
     pub max_in_flight: Option<usize>,
+    /// Which transport carries watches: `fetch`, WebSocket, or (the default)
+    /// fetch up to [`fetch_watches_per_origin`](Self::fetch_watches_per_origin)
+    /// in a browser and WebSocket beyond (see `watch_transport.rs`).
+    pub watch_transport: WatchTransportMode,
+    /// In [`WatchTransportMode::Auto`], at most this many fetch watches per
+    /// HTTP/1.1 origin (the browser allows six connections; the rest stay
+    /// for lists and writes). Default 4.
+    pub fetch_watches_per_origin: usize,
 }
 
 impl Config {
@@ -216,6 +225,8 @@ impl Config {
             max_line_bytes: 16 * 1024 * 1024,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_in_flight: None,
+            watch_transport: WatchTransportMode::Auto,
+            fetch_watches_per_origin: 4,
         }
     }
 

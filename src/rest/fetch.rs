@@ -18,7 +18,7 @@ use web_sys::{
 };
 
 use super::config::CredentialsMode;
-use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
+use super::transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
 use super::Error;
 
 /// The `fetch`-based transport. Stateless; one per client is plenty.
@@ -178,5 +178,25 @@ fn body_stream(reader: ReadableStreamDefaultReader, guard: AbortGuard) -> BodySt
 impl Transport for FetchTransport {
     fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>> {
         Box::pin(send(req))
+    }
+
+    // Watches over WebSocket live in websocket.rs.
+    fn open_websocket(
+        &self,
+        req: SocketRequest,
+    ) -> LocalBoxFuture<'static, Result<BodyStream, Error>> {
+        super::websocket::open(req)
+    }
+
+    fn supports_websocket(&self) -> bool {
+        super::websocket::supported()
+    }
+
+    fn is_connection_limited(&self) -> bool {
+        super::websocket::connection_limited()
+    }
+
+    fn origin_protocol(&self, origin: &str) -> Option<String> {
+        super::websocket::origin_protocol(origin)
     }
 }

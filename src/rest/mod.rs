@@ -6,7 +6,9 @@
 //!   the typed [`params`](ListParams) over a [`Transport`]: [`FetchTransport`]
 //!   in wasm, [`FakeTransport`] in native tests of every layer above.
 //! * Responses: raw bytes, a [`KubeObject`], any serde type, an
-//!   [`ObjectList`] page, or a [`WatchStream`] of [`WatchEvent`]s.
+//!   [`ObjectList`] page, or a [`WatchStream`] of [`WatchEvent`]s, carried
+//!   by `fetch` or, beyond a per-origin budget in browsers, a WebSocket
+//!   ([`WatchTransportMode`], see `watch_transport.rs`).
 //! * Everything that waits (timeouts, retries, the rate limiter, the watch
 //!   idle watchdog) waits on the client's clock.
 //!
@@ -30,6 +32,9 @@ mod request;
 mod scan;
 mod transport;
 mod watch;
+mod watch_transport;
+#[cfg(target_arch = "wasm32")]
+mod websocket;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
@@ -52,7 +57,12 @@ pub use params::{
     DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,
 };
 pub use request::{encode_query_component, Method, Request};
-pub use transport::{BodyStream, HttpRequest, HttpResponse, Transport};
+pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
 pub use watch::{
     decode_event, EventDecoder, WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION,
+};
+pub use watch_transport::{
+    bearer_subprotocol, close_error, handshake_error, open_fetch_watches, origin_of, websocket_url,
+    TransportChoice, TransportReason, WatchTransport, WatchTransportMode, BEARER_PROTOCOL_PREFIX,
+    WATCH_SUBPROTOCOL,
 };

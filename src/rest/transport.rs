@@ -86,7 +86,58 @@ pub(crate) fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Op
 
 /// Performs HTTP exchanges. Implementations must abort the request when the
 /// returned future or the response body is dropped.
+///
+/// The methods with defaults serve watches over WebSocket (see
+/// `watch_transport.rs`); a transport without WebSocket keeps them.
 pub trait Transport {
     /// Send `req`; resolves once the response headers are in.
     fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>>;
+
+    /// Open a WebSocket; resolves once it is open. The stream yields one
+    /// item per message (its bytes), ends on a clean close,
+    /// and ends with an `Err` on any other close. Dropping the future or the
+    /// stream closes the socket.
+    fn open_websocket(
+        &self,
+        req: SocketRequest,
+    ) -> LocalBoxFuture<'static, Result<BodyStream, Error>> {
+        let _ = req;
+        Box::pin(async {
+            Err(Error::invalid_config(
+                "this transport cannot open a WebSocket",
+            ))
+        })
+    }
+
+    /// Whether [`open_websocket`](Self::open_websocket) can work here.
+    fn supports_websocket(&self) -> bool {
+        false
+    }
+
+    /// Whether requests share a browser's per-host connection pool (six
+    /// connections per origin over HTTP/1.1), so long-lived watches must be
+    /// budgeted. False in Node and edge runtimes.
+    fn is_connection_limited(&self) -> bool {
+        false
+    }
+
+    /// The protocol (`http/1.1`, `h2`, `h3`) an earlier request to `origin`
+    /// used, when the host tells (`""` = the page's own origin).
+    fn origin_protocol(&self, origin: &str) -> Option<String> {
+        let _ = origin;
+        None
+    }
+}
+
+/// A WebSocket to open for a watch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SocketRequest {
+    /// The watch URL as for `fetch` (`http(s)://…` or an absolute path); the
+    /// transport turns it into `ws(s)://`.
+    pub url: String,
+    /// Subprotocols to offer (the bearer token travels in one).
+    pub protocols: Vec<String>,
+    /// Messages received and not yet read beyond this many bytes end the
+    /// socket with an error (a browser WebSocket cannot be paused).
+    pub max_queued_bytes: usize,
 }

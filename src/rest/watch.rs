@@ -23,6 +23,7 @@ use super::framer::LineFramer;
 use super::object::KubeObject;
 use super::scan;
 use super::transport::BodyStream;
+use super::watch_transport::TransportChoice;
 use super::Error;
 
 /// The annotation a bookmark carries at the end of `sendInitialEvents`.
@@ -199,6 +200,7 @@ pub struct WatchStream {
     last_bytes: Instant,
     timer: Option<Sleep>,
     done: bool,
+    transport: Option<TransportChoice>,
 }
 
 impl WatchStream {
@@ -219,7 +221,18 @@ impl WatchStream {
             last_bytes,
             timer: None,
             done: false,
+            transport: None,
         }
+    }
+
+    /// Which transport carries this watch and why; `None` for a stream not
+    /// opened by [`Client::watch`](super::Client::watch).
+    pub fn transport(&self) -> Option<&TransportChoice> {
+        self.transport.as_ref()
+    }
+
+    pub(super) fn set_transport(&mut self, choice: TransportChoice) {
+        self.transport = Some(choice);
     }
 
     /// Whether the underlying connection is still open.

@@ -1,0 +1,434 @@
+//! The transport choice and the per-origin budget, with a scripted host
+//! that pretends to be a browser (pooled connections, WebSocket, Resource
+//! Timing). Each test runs on its own thread, so each has its own budget.
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::channel::mpsc;
+use futures::future::LocalBoxFuture;
+use futures::StreamExt;
+
+use super::*;
+use crate::rest::{
+    Backoff, BodySender, Config, FakeResponse, FakeTransport, HttpRequest, HttpResponse, Transport,
+    WatchEvent,
+};
+use crate::rt::{run_until_stalled, spawn_local, FakeClock};
+
+type Sender = mpsc::UnboundedSender<Result<Vec<u8>, Error>>;
+
+/// A browser-like host: fetch from a [`FakeTransport`], WebSockets scripted.
+#[derive(Default)]
+struct Host {
+    http: FakeTransport,
+    limited: bool,
+    no_websocket: bool,
+    protocol: RefCell<Option<String>>,
+    /// Outcomes of the next handshakes (`Ok` when empty).
+    handshakes: RefCell<VecDeque<Error>>,
+    opened: RefCell<Vec<SocketRequest>>,
+    sockets: RefCell<Vec<Sender>>,
+    /// The bodies of fetch watches, fed by the test.
+    bodies: Rc<RefCell<Vec<BodySender>>>,
+}
+
+impl Transport for Host {
+    fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>> {
+        self.http.send(req)
+    }
+    fn open_websocket(
+        &self,
+        req: SocketRequest,
+    ) -> LocalBoxFuture<'static, Result<BodyStream, Error>> {
+        self.opened.borrow_mut().push(req);
+        if let Some(e) = self.handshakes.borrow_mut().pop_front() {
+            return Box::pin(async move { Err(e) });
+        }
+        let (tx, rx) = mpsc::unbounded();
+        self.sockets.borrow_mut().push(tx);
+        Box::pin(async move { Ok(rx.boxed_local()) })
+    }
+    fn supports_websocket(&self) -> bool {
+        !self.no_websocket
+    }
+    fn is_connection_limited(&self) -> bool {
+        self.limited
+    }
+    fn origin_protocol(&self, _origin: &str) -> Option<String> {
+        self.protocol.borrow().clone()
+    }
+}
+
+impl Host {
+    fn new(limited: bool, no_websocket: bool) -> Rc<Host> {
+        let host = Host {
+            limited,
+            no_websocket,
+            ..Host::default()
+        };
+        let bodies = host.bodies.clone();
+        // Every fetch gets a streaming 200 whose body the test holds.
+        host.http.set_handler(move |_| {
+            let (resp, tx) = FakeResponse::streaming(200);
+            bodies.borrow_mut().push(tx);
+            Some(Ok(resp))
+        });
+        Rc::new(host)
+    }
+
+    fn browser() -> Rc<Host> {
+        Host::new(true, false)
+    }
+
+    /// Sockets whose reader is still there.
+    fn open_sockets(&self) -> usize {
+        self.sockets
+            .borrow()
+            .iter()
+            .filter(|s| !s.is_closed())
+            .count()
+    }
+
+    fn socket(&self, i: usize) -> Sender {
+        self.sockets.borrow()[i].clone()
+    }
+}
+
+const BASE: &str = "http://k8s.example:8001";
+
+fn config(mode: WatchTransportMode) -> Config {
+    Config {
+        watch_transport: mode,
+        rate_limit: None,
+        backoff: Backoff {
+            jitter: 0.0,
+            ..Backoff::default()
+        },
+        ..Config::new(BASE).bearer_token("tok/en")
+    }
+}
+
+fn client(host: &Rc<Host>, cfg: Config) -> (Client, FakeClock) {
+    let clock = FakeClock::new();
+    let c = Client::with_transport(cfg, host.clone(), clock.shared()).expect("client");
+    (c, clock)
+}
+
+fn start<T: 'static>(f: impl Future<Output = T> + 'static) -> Rc<RefCell<Option<T>>> {
+    let slot = Rc::new(RefCell::new(None));
+    let s = slot.clone();
+    spawn_local(async move {
+        *s.borrow_mut() = Some(f.await);
+    });
+    run_until_stalled();
+    slot
+}
+
+fn pods() -> Request {
+    Request::get().resource("pods")
+}
+
+/// Open one watch; for a fetch watch, also the sender of its body.
+fn open(c: &Client, host: &Host) -> (WatchStream, Option<BodySender>) {
+    let before = host.bodies.borrow().len();
+    let c2 = c.clone();
+    let slot = start(async move { c2.watch(&pods()).await });
+    let s = slot.borrow_mut().take().expect("opened").expect("watch");
+    let after = host.bodies.borrow().len();
+    let tx = (after > before).then(|| host.bodies.borrow_mut().remove(before));
+    (s, tx)
+}
+
+fn transport(s: &WatchStream) -> (WatchTransport, TransportReason) {
+    let c = s.transport().expect("choice");
+    (c.transport, c.reason)
+}
+
+#[test]
+fn budget_sends_the_fifth_watch_over_websocket_and_frees_on_drop() {
+    let host = Host::browser();
+    let (c, _clock) = client(&host, config(WatchTransportMode::Auto));
+    let origin = "http://k8s.example:8001";
+    let mut fetches = Vec::new();
+    for i in 0..4 {
+        let (s, tx) = open(&c, &host);
+        assert_eq!(
+            transport(&s),
+            (WatchTransport::Fetch, TransportReason::WithinBudget)
+        );
+        assert_eq!(s.transport().map(|t| t.fetch_watches), Some(i));
+        assert!(tx.is_some());
+        fetches.push((s, tx));
+    }
+    assert_eq!(open_fetch_watches(origin), 4);
+    let (ws, tx) = open(&c, &host);
+    assert!(tx.is_none());
+    let choice = ws.transport().expect("choice").clone();
+    assert_eq!(choice.transport, WatchTransport::WebSocket);
+    assert_eq!(choice.reason, TransportReason::OverBudget);
+    assert!(choice.budget_forced());
+    assert_eq!((choice.origin.as_str(), choice.budget), (origin, 4));
+    // The token travels in the subprotocol, next to exactly one other name.
+    let req = host.opened.borrow()[0].clone();
+    assert_eq!(req.url, "http://k8s.example:8001/api/v1/pods?watch=true");
+    assert_eq!(
+        req.protocols,
+        [
+            WATCH_SUBPROTOCOL,
+            "base64url.bearer.authorization.k8s.io.dG9rL2Vu"
+        ]
+    );
+    assert_eq!(open_fetch_watches(origin), 4, "a WebSocket is not counted");
+
+    // A fetch watch that ends frees its place at once.
+    let (s0, tx0) = fetches.remove(0);
+    drop(tx0);
+    drop(s0);
+    assert_eq!(open_fetch_watches(origin), 3);
+    let (s, _tx) = open(&c, &host);
+    assert_eq!(transport(&s).0, WatchTransport::Fetch);
+    drop(ws);
+    assert_eq!(
+        host.open_sockets(),
+        0,
+        "dropping the stream closes the socket"
+    );
+}
+
+#[test]
+fn a_clean_body_end_releases_the_lease_before_the_stream_is_dropped() {
+    let host = Host::browser();
+    let (c, _clock) = client(&host, config(WatchTransportMode::Fetch));
+    let (mut s, tx) = open(&c, &host);
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::Fetch, TransportReason::Configured)
+    );
+    assert_eq!(open_fetch_watches(BASE), 1);
+    drop(tx);
+    let end = start(async move { s.next().await.is_none() });
+    assert_eq!(*end.borrow(), Some(true));
+    assert_eq!(open_fetch_watches(BASE), 0);
+}
+
+#[test]
+fn websocket_messages_decode_like_fetch_lines_and_closes_are_typed() {
+    let host = Host::browser();
+    let (c, _clock) = client(&host, config(WatchTransportMode::WebSocket));
+    let (mut s, _) = open(&c, &host);
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::WebSocket, TransportReason::Configured)
+    );
+    let sock = host.socket(0);
+    // One message per event; a message need not end in a newline.
+    sock.unbounded_send(Ok(
+        br#"{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}}"#
+            .to_vec(),
+    ))
+    .unwrap();
+    sock.unbounded_send(Ok(b"{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"6\"}}}\n".to_vec()))
+        .unwrap();
+    sock.unbounded_send(Err(close_error(1006, "", false).expect("an error")))
+        .unwrap();
+    let got = start(async move {
+        let mut out = Vec::new();
+        while let Some(ev) = s.next().await {
+            out.push(ev);
+        }
+        out
+    });
+    let got = got.borrow_mut().take().expect("ended");
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(matches!(&got[0], Ok(WatchEvent::Added(o)) if o.resource_version() == "5"));
+    assert!(matches!(&got[1], Ok(WatchEvent::Modified(o)) if o.resource_version() == "6"));
+    match &got[2] {
+        Err(e) => {
+            assert!(e.is_network(), "{e:?}");
+            assert!(e.to_string().contains("1006"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn websocket_watch_has_the_idle_watchdog() {
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::WebSocket);
+    cfg.watch_idle_timeout = Some(Duration::from_secs(30));
+    let (c, clock) = client(&host, cfg);
+    let (mut s, _) = open(&c, &host);
+    let next = start(async move { s.next().await });
+    clock.advance(Duration::from_secs(31));
+    run_until_stalled();
+    let got = next.borrow_mut().take().expect("watchdog fired");
+    assert!(matches!(got, Some(Err(Error::Timeout { .. }))), "{got:?}");
+    assert_eq!(host.open_sockets(), 0, "the watchdog closed the socket");
+}
+
+#[test]
+fn hosts_without_a_shared_pool_keep_fetch() {
+    let host = Host::new(false, false); // Node, workerd
+    let (c, _clock) = client(&host, config(WatchTransportMode::Auto));
+    let mut keep = Vec::new();
+    for _ in 0..6 {
+        let w = open(&c, &host);
+        assert_eq!(
+            transport(&w.0),
+            (WatchTransport::Fetch, TransportReason::NotLimited)
+        );
+        keep.push(w);
+    }
+    assert!(host.opened.borrow().is_empty());
+}
+
+#[test]
+fn multiplexed_origins_headers_and_missing_websocket_keep_fetch() {
+    let host = Host::browser();
+    *host.protocol.borrow_mut() = Some("h2".into());
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 1;
+    let (c, _clock) = client(&host, cfg.clone());
+    let a = open(&c, &host);
+    let b = open(&c, &host);
+    assert_eq!(transport(&a.0).1, TransportReason::WithinBudget);
+    assert_eq!(
+        transport(&b.0),
+        (WatchTransport::Fetch, TransportReason::Multiplexed)
+    );
+    drop((a, b));
+
+    let host = Host::browser();
+    *host.protocol.borrow_mut() = Some("http/1.1".into());
+    let (c, _clock) = client(&host, cfg.clone().header("Impersonate-User", "jane"));
+    let a = open(&c, &host);
+    let b = open(&c, &host);
+    assert_eq!(
+        transport(&b.0),
+        (WatchTransport::Fetch, TransportReason::NeedsHeaders)
+    );
+    drop((a, b));
+    // Forced, the same request is refused rather than sent without them.
+    let mut forced = cfg.clone().header("Impersonate-User", "jane");
+    forced.watch_transport = WatchTransportMode::WebSocket;
+    let (c, _clock) = client(&host, forced);
+    let c2 = c.clone();
+    let r = start(async move { c2.watch(&pods()).await.map(|_| ()) });
+    assert!(
+        matches!(
+            r.borrow_mut().take(),
+            Some(Err(Error::InvalidConfig { .. }))
+        ),
+        "forced WebSocket with headers"
+    );
+
+    let host = Host::new(true, true);
+    let (c, _clock) = client(&host, cfg);
+    let _a = open(&c, &host);
+    let b = open(&c, &host);
+    assert_eq!(transport(&b.0).1, TransportReason::NoWebSocket);
+}
+
+#[test]
+fn auto_falls_back_to_fetch_when_the_handshake_fails_and_retries_a_minute_later() {
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    let (c, clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    let (s, tx) = open(&c, &host);
+    assert!(tx.is_some());
+    let choice = s.transport().expect("choice");
+    assert_eq!(
+        (choice.transport, choice.reason),
+        (WatchTransport::Fetch, TransportReason::WebSocketFailed)
+    );
+    assert!(choice.budget_forced());
+    assert_eq!(host.opened.borrow().len(), 1, "tried once, not retried");
+    // Within the minute, WebSocket is not tried again.
+    let (s2, _) = open(&c, &host);
+    assert_eq!(transport(&s2).1, TransportReason::WebSocketFailed);
+    assert_eq!(host.opened.borrow().len(), 1);
+    clock.advance(Duration::from_secs(61));
+    let (s3, _) = open(&c, &host);
+    assert_eq!(
+        transport(&s3),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+}
+
+#[test]
+fn forced_websocket_retries_failed_handshakes_with_backoff() {
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::WebSocket);
+    cfg.max_retries = 2;
+    let (c, clock) = client(&host, cfg);
+    for _ in 0..3 {
+        host.handshakes
+            .borrow_mut()
+            .push_back(handshake_error("ws://x"));
+    }
+    let c2 = c.clone();
+    let r = start(async move { c2.watch(&pods()).await.map(|_| ()) });
+    assert_eq!(host.opened.borrow().len(), 1);
+    clock.advance(Duration::from_millis(200));
+    run_until_stalled();
+    assert_eq!(host.opened.borrow().len(), 2);
+    clock.advance(Duration::from_millis(400));
+    run_until_stalled();
+    assert_eq!(host.opened.borrow().len(), 3);
+    let got = r.borrow_mut().take().expect("gave up");
+    assert!(matches!(got, Err(Error::Network { .. })), "{got:?}");
+}
+
+#[test]
+fn no_token_no_subprotocol() {
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::WebSocket);
+    cfg.auth = Auth::None;
+    let (c, _clock) = client(&host, cfg);
+    let _w = open(&c, &host);
+    assert!(host.opened.borrow()[0].protocols.is_empty());
+}
+
+#[test]
+fn helpers() {
+    assert_eq!(
+        origin_of("HTTPS://K8s.Example:6443/prefix/api?x"),
+        "https://k8s.example:6443"
+    );
+    assert_eq!(origin_of("http://h"), "http://h");
+    assert_eq!(origin_of("/k8s/api/v1/pods"), "");
+    assert_eq!(
+        websocket_url("https://h:6443/api/v1/pods?watch=true").as_deref(),
+        Some("wss://h:6443/api/v1/pods?watch=true")
+    );
+    assert_eq!(websocket_url("http://h/x").as_deref(), Some("ws://h/x"));
+    assert_eq!(websocket_url("/x"), None);
+    // Unpadded base64url, as Go's RawURLEncoding.
+    assert_eq!(
+        bearer_subprotocol("a"),
+        format!("{BEARER_PROTOCOL_PREFIX}YQ")
+    );
+    assert_eq!(
+        bearer_subprotocol("ab?"),
+        format!("{BEARER_PROTOCOL_PREFIX}YWI_")
+    );
+    assert_eq!(
+        bearer_subprotocol("\u{fb}\u{ff}"),
+        format!("{BEARER_PROTOCOL_PREFIX}w7vDvw")
+    );
+    for clean in [(1000, true), (1001, false), (1005, true)] {
+        assert!(close_error(clean.0, "", clean.1).is_none(), "{clean:?}");
+    }
+    for bad in [(1005, false), (1006, false), (1011, true), (4000, true)] {
+        let e = close_error(bad.0, "bye", bad.1).expect("error");
+        assert!(e.is_network() && e.to_string().contains("bye"), "{e}");
+    }
+    assert!(is_multiplexed("h2") && is_multiplexed("h3-29") && !is_multiplexed("http/1.1"));
+}
