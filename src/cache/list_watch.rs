@@ -35,6 +35,10 @@ pub trait ListerWatcher {
     fn supports_watch_list(&self) -> bool {
         true
     }
+    /// The transport the last opened watch got, and why (for the status).
+    fn last_transport(&self) -> Option<crate::rest::TransportChoice> {
+        None
+    }
 }
 
 /// Which objects a [`ResourceListWatch`] covers.
@@ -71,6 +75,7 @@ pub struct ResourceListWatch {
     /// Whether the next LIST page is requested before this one is decoded.
     prefetch_pages: bool,
     prefetch: Rc<RefCell<Option<Prefetch>>>,
+    transport: Rc<RefCell<Option<crate::rest::TransportChoice>>>,
 }
 
 /// The next LIST page, requested before the current one is decoded so the
@@ -111,6 +116,7 @@ impl ResourceListWatch {
             watch_list: true,
             prefetch_pages: true,
             prefetch: Rc::default(),
+            transport: Rc::default(),
         }
     }
 
@@ -203,7 +209,16 @@ impl ListerWatcher for ResourceListWatch {
             req = req.idle_timeout(d);
         }
         let client = self.client.clone();
-        Box::pin(async move { Ok(client.watch(&req).await?.boxed_local()) })
+        let last = self.transport.clone();
+        Box::pin(async move {
+            let stream = client.watch(&req).await?;
+            *last.borrow_mut() = stream.transport().cloned();
+            Ok(stream.boxed_local())
+        })
+    }
+
+    fn last_transport(&self) -> Option<crate::rest::TransportChoice> {
+        self.transport.borrow().clone()
     }
 
     fn supports_watch_list(&self) -> bool {

@@ -431,7 +431,10 @@ impl Reflector {
                     }
                     opened = true;
                     match self.lw.watch(self.watch_params()).await {
-                        Ok(s) => s,
+                        Ok(s) => {
+                            self.show_transport();
+                            s
+                        }
                         Err(e) if e.is_too_many_requests() || e.is_network() => {
                             // RL-14: one backoff step, re-watch, no relist.
                             self.record_error(&e);
@@ -453,6 +456,37 @@ impl Reflector {
                     }
                 }
             }
+        }
+    }
+
+    /// Put the transport of the watch just opened into the status; a choice
+    /// the connection budget forced is a warning users should see.
+    fn show_transport(&self) {
+        let Some(t) = self.lw.last_transport() else {
+            return;
+        };
+        let warning = t.budget_forced().then(|| match t.reason {
+            crate::rest::TransportReason::OverBudget => format!(
+                "{} fetch watches are open on {}: this watch uses a WebSocket",
+                t.fetch_watches,
+                if t.origin.is_empty() { "this origin" } else { &t.origin }
+            ),
+            _ => "WebSocket failed on this origin recently: this watch uses fetch and may wait for a free connection".to_owned(),
+        });
+        let transport = Some(t.transport.as_str().to_owned());
+        let reason = Some(t.reason.as_str().to_owned());
+        let changed = self
+            .status
+            .with(|s| s.transport != transport || s.warning != warning);
+        let set = |s: &mut super::status::InformerStatus| {
+            s.transport = transport;
+            s.transport_reason = reason;
+            s.warning = warning;
+        };
+        if changed {
+            self.status.update(set);
+        } else {
+            self.status.quiet(set);
         }
     }
 

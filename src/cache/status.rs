@@ -79,6 +79,13 @@ pub struct InformerStatus {
     pub resource_version: String,
     /// Whether the reflector uses a streaming watch-list (false after a fallback).
     pub watch_list: bool,
+    /// What carries the watch (`fetch`, `websocket`), once one was opened.
+    pub transport: Option<String>,
+    /// Why that transport (`within-budget`, `over-budget`, `configured`, ...).
+    pub transport_reason: Option<String>,
+    /// Something the user should know that is not an error: set when the
+    /// per-origin connection budget decided the transport.
+    pub warning: Option<String>,
 }
 
 /// An error as the status shows it.

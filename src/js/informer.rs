@@ -116,6 +116,12 @@ export interface InformerStatus {
   lastError?: { message: string; code: number; reason: string; key?: string };
   /** Objects the cache could not apply (each reported to `error` listeners). */
   skipped: number;
+  /** What carries the watch: `fetch`, or `websocket` once a page's fetch watches on an HTTP/1.1 origin reached the budget (see the client's `watchTransport`). */
+  transport?: 'fetch' | 'websocket';
+  /** Why that transport: `within-budget`, `over-budget`, `configured`, `not-limited`, `multiplexed`, `websocket-failed`, ... */
+  transportReason?: string;
+  /** Set when the per-origin connection budget decided the transport. */
+  warning?: string;
   /** Present while a slow handler holds the informer back: its backlog and the bound. */
   heldBack?: { pending: number; limit: number };
   eventsApplied: number;
@@ -651,6 +657,15 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
         set("lastError", e.into());
     }
     set("skipped", (s.skipped as f64).into());
+    if let Some(t) = &s.transport {
+        set("transport", t.as_str().into());
+    }
+    if let Some(r) = &s.transport_reason {
+        set("transportReason", r.as_str().into());
+    }
+    if let Some(w) = &s.warning {
+        set("warning", w.as_str().into());
+    }
     if let Some(h) = &s.held_back {
         let o = Object::new();
         let _ = Reflect::set(&o, &"pending".into(), &(h.pending as f64).into());
