@@ -90,6 +90,9 @@ test('answers match the sim for a namespace and a label selector', async () => {
 });
 
 test('after churn and a dropped watch, answers catch up with the sim', async () => {
+  // Synced is not watching yet: the ten informers' watches queue behind the
+  // in-flight cap, and a drop before a watch opened would drop nothing.
+  await until(async () => (await get(simUrl, '/sim/stats')).openWatches >= 10, 20_000, 'every watch open');
   await post('/sim/churn/steps', { steps: 40, seed: 9 });
   await post('/sim/drop-watches');
   await post('/sim/churn/steps', { steps: 20, seed: 10 });
