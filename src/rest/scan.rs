@@ -420,7 +420,7 @@ impl Nest {
 
 /// At an object's key (after `{` or `,` and whitespace): the position after
 /// the key, its `:` and the whitespace before the value.
-#[inline]
+#[inline(always)]
 fn key_end(b: &[u8], i: usize) -> Result<usize, Fail> {
     if b.get(i) != Some(&b'"') {
         return Err(Fail {
