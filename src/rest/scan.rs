@@ -161,7 +161,7 @@ const STR_STOP: [bool; 256] = {
 /// Position of the first [`STR_STOP`] byte at or after `i` (or the end):
 /// eight bytes per step, since most of an object's bytes are ASCII string
 /// contents.
-#[inline]
+#[inline(always)]
 fn skip_plain(b: &[u8], mut i: usize) -> usize {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
@@ -234,23 +234,18 @@ fn escape_end(b: &[u8], i: usize) -> Result<usize, Fail> {
     }
 }
 
-/// At a `"`: the string's contents (fully validated) and the position
-/// after its closing quote.
-#[inline]
-fn string_at(b: &[u8], open: usize) -> Result<(StrSpan<'_>, usize), Fail> {
-    let start = open + 1;
-    let mut i = start;
+/// At a `"`: the position after the string (fully validated), and whether
+/// it has escapes. Inlined into the value loop: most values and every key
+/// are short strings, where a call and a returned span cost more than the
+/// scan itself.
+#[inline(always)]
+fn string_end(b: &[u8], open: usize) -> Result<(usize, bool), Fail> {
+    let mut i = open + 1;
     let mut escaped = false;
     loop {
         i = skip_plain(b, i);
         match b.get(i) {
-            Some(b'"') => {
-                let span = StrSpan {
-                    bytes: b.get(start..i).unwrap_or_default(),
-                    escaped,
-                };
-                return Ok((span, i + 1));
-            }
+            Some(b'"') => return Ok((i + 1, escaped)),
             Some(b'\\') => {
                 escaped = true;
                 i = escape_end(b, i + 1)?;
@@ -270,6 +265,18 @@ fn string_at(b: &[u8], open: usize) -> Result<(StrSpan<'_>, usize), Fail> {
             }
         }
     }
+}
+
+/// At a `"`: the string's contents (fully validated) and the position
+/// after its closing quote.
+#[inline]
+fn string_at(b: &[u8], open: usize) -> Result<(StrSpan<'_>, usize), Fail> {
+    let (end, escaped) = string_end(b, open)?;
+    let span = StrSpan {
+        bytes: b.get(open + 1..end - 1).unwrap_or_default(),
+        escaped,
+    };
+    Ok((span, end))
 }
 
 /// At a byte ≥ 0x80: the position after the UTF-8 sequence it starts, per
@@ -416,7 +423,7 @@ impl Nest {
 
 /// At an object's key (after `{` or `,` and whitespace): the position after
 /// the key, its `:` and the whitespace before the value.
-#[inline]
+#[inline(always)]
 fn key_end(b: &[u8], i: usize) -> Result<usize, Fail> {
     if b.get(i) != Some(&b'"') {
         return Err(Fail {
@@ -424,7 +431,7 @@ fn key_end(b: &[u8], i: usize) -> Result<usize, Fail> {
             at: i,
         });
     }
-    let (_, i) = string_at(b, i)?;
+    let (i, _) = string_end(b, i)?;
     let i = ws_end(b, i);
     if b.get(i) != Some(&b':') {
         return Err(Fail {
@@ -449,7 +456,7 @@ fn value_end(b: &[u8], mut i: usize, depth: usize) -> Result<usize, Fail> {
     loop {
         // A value starts at `i`.
         match b.get(i) {
-            Some(b'"') => i = string_at(b, i)?.1,
+            Some(b'"') => i = string_end(b, i)?.0,
             Some(&c @ (b'{' | b'[')) => {
                 let array = c == b'[';
                 nest.push(array, i)?;
