@@ -10,11 +10,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Reflect};
+use js_sys::{Array, Object, Reflect};
 use kubewasm::js::{Informer, InformerFactory, KubeClient};
-use kubewasm::rest::{Client, Request};
-use kubewasm::rt::Rng;
-use serde_json::{json, Value};
+use kubewasm::rest::Client;
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
@@ -25,18 +24,7 @@ mod sim;
 type State = BTreeMap<String, String>;
 
 async fn sim_state(c: &Client) -> State {
-    let v: Value = c
-        .send_json(&Request::get().path("/sim/state").query("resource", "pods"))
-        .await
-        .expect("state");
-    v["items"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+    sim::state(c, "pods").await
 }
 
 fn get(o: &JsValue, path: &[&str]) -> Option<String> {
@@ -115,16 +103,7 @@ fn pods_informer(factory: &InformerFactory) -> Informer {
     factory.informer(opts.into()).expect("informer")
 }
 
-async fn sleep(ms: i32) {
-    let p = js_sys::Promise::new(&mut |resolve: Function, _| {
-        let g = js_sys::global();
-        let set_timeout: Function = Reflect::get(&g, &"setTimeout".into())
-            .expect("setTimeout")
-            .unchecked_into();
-        let _ = set_timeout.call2(&JsValue::NULL, &resolve, &JsValue::from(ms));
-    });
-    let _ = JsFuture::from(p).await;
-}
+use sim::sleep;
 
 /// Wait until handler map == cache == sim, or fail with the difference.
 async fn converge(what: &str, inf: &Informer, map: &Rc<RefCell<State>>, want: &State) {
@@ -190,44 +169,7 @@ async fn handler_map_equals_cache_and_sim_under_random_faults() {
     assert_eq!(cache_state(&inf), want, "at waitForSync");
 
     for seed in 0..20u64 {
-        let mut rng = Rng::with_seed(seed + 100);
-        let faults = match rng.next_u64() % 6 {
-            0 => json!({"splitChunks": true, "seed": seed}),
-            1 => json!({"dropWatchesAfterEvents": 1 + rng.next_u64() % 5}),
-            2 => json!({"status429": {"count": 2, "retryAfterSeconds": 1}}),
-            3 => json!({"status500": {"count": 2}}),
-            4 => json!({"malformedLineOnce": true}),
-            _ => json!({"latencyMs": 200}),
-        };
-        sim::post(&c, "/sim/faults", faults.clone()).await;
-        sim::post(&c, "/sim/churn", json!({"perSec": 80, "seed": seed})).await;
-        for round in 0..3 {
-            sim::post(
-                &c,
-                "/sim/churn/steps",
-                json!({"steps": 15, "seed": seed * 10 + round}),
-            )
-            .await;
-            match rng.next_u64() % 3 {
-                0 => {
-                    sim::post(&c, "/sim/drop-watches", json!({})).await;
-                }
-                1 => {
-                    sim::post(&c, "/sim/compact", json!({})).await;
-                    sim::post(&c, "/sim/drop-watches", json!({})).await;
-                }
-                _ => {}
-            }
-            sleep(40).await;
-        }
-        sim::post(&c, "/sim/churn", json!({"perSec": 0})).await;
-        sim::post(&c, "/sim/faults/clear", json!({})).await;
-        sim::post(
-            &c,
-            "/sim/churn/steps",
-            json!({"steps": 5, "seed": 5000 + seed}),
-        )
-        .await;
+        let faults = sim::fault_round(&c, seed + 100, false).await;
         let want = sim_state(&c).await;
         converge(&format!("seed {seed} ({faults})"), &inf, &map, &want).await;
         console_log!("seed {seed}: handlers == cache == sim with faults {faults}");

@@ -13,35 +13,18 @@ use kubewasm::cache::{
     BackoffOptions, Handler, InformerOptions, Notification, ReflectorOptions, ResourceListWatch,
     ResourceScope, SharedIndexInformer,
 };
-use kubewasm::rest::{Client, Request};
-use kubewasm::rt::{real_clock, Clock, Instant, Rng, SharedClock, Sleep};
-use serde_json::{json, Value};
+use kubewasm::rest::Client;
+use kubewasm::rt::{real_clock, Clock, Instant, SharedClock, Sleep};
+use serde_json::json;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
 #[path = "support/sim.rs"]
 mod sim;
 
-async fn sim_state(c: &Client) -> BTreeMap<String, String> {
-    let v: Value = c
-        .send_json(&Request::get().path("/sim/state").query("resource", "pods"))
-        .await
-        .expect("state");
-    v["items"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use sim::{open_watches, sleep, state as sim_state_of};
 
-async fn open_watches(c: &Client) -> i64 {
-    let v: Value = c
-        .send_json(&Request::get().path("/sim/stats"))
-        .await
-        .expect("stats");
-    v["openWatches"].as_i64().unwrap_or(-1)
+async fn sim_state(c: &Client) -> BTreeMap<String, String> {
+    sim_state_of(c, "pods").await
 }
 
 fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
@@ -88,10 +71,6 @@ fn opts_for_faults() -> InformerOptions {
         },
         ..Default::default()
     }
-}
-
-async fn sleep(ms: u64) {
-    real_clock().sleep(Duration::from_millis(ms)).await;
 }
 
 #[wasm_bindgen_test]
@@ -163,46 +142,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     inf_wl.wait_for_sync().await;
 
     for seed in 0..20u64 {
-        let mut rng = Rng::with_seed(seed);
-        let fault = rng.next_u64() % 6;
-        let faults = match fault {
-            0 => json!({"splitChunks": true, "seed": seed}),
-            1 => json!({"dropWatchesAfterEvents": 1 + rng.next_u64() % 5}),
-            2 => json!({"status429": {"count": 2, "retryAfterSeconds": 1}}),
-            3 => json!({"status500": {"count": 2}}),
-            4 => json!({"malformedLineOnce": true}),
-            _ => json!({"latencyMs": 300}),
-        };
-        sim::post(&c, "/sim/faults", faults.clone()).await;
-        // Background churn while faults hit, plus deterministic steps.
-        sim::post(&c, "/sim/churn", json!({"perSec": 50, "seed": seed})).await;
-        for round in 0..3 {
-            sim::post(
-                &c,
-                "/sim/churn/steps",
-                json!({"steps": 10, "seed": seed * 10 + round}),
-            )
-            .await;
-            match rng.next_u64() % 4 {
-                0 => {
-                    sim::post(&c, "/sim/drop-watches", json!({})).await;
-                }
-                1 => {
-                    sim::post(&c, "/sim/compact", json!({})).await;
-                    sim::post(&c, "/sim/drop-watches", json!({})).await;
-                }
-                _ => {}
-            }
-            sleep(50).await;
-        }
-        sim::post(&c, "/sim/churn", json!({"perSec": 0})).await;
-        sim::post(&c, "/sim/faults/clear", json!({})).await;
-        sim::post(
-            &c,
-            "/sim/churn/steps",
-            json!({"steps": 5, "seed": 1000 + seed}),
-        )
-        .await;
+        let faults = sim::fault_round(&c, seed, false).await;
         let want = sim_state(&c).await;
         let mut ok = false;
         for _ in 0..300 {

@@ -22,7 +22,7 @@ use kubewasm::rest::{
     Client, Config, Error, PatchParams, PatchType, Request, TransportReason, WatchEvent,
     WatchParams, WatchStream, WatchTransport, WatchTransportMode,
 };
-use kubewasm::rt::{real_clock, Rng};
+use kubewasm::rt::real_clock;
 use serde_json::{json, Value};
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
@@ -61,11 +61,7 @@ fn configmap(name: &str, value: &str) -> Value {
            "metadata": {"name": name}, "data": {"k": value}})
 }
 
-async fn open_watches(c: &Client) -> i64 {
-    sim::get(c, "/sim/stats").await["openWatches"]
-        .as_i64()
-        .unwrap_or(-1)
-}
+use sim::open_watches;
 
 /// Wait (up to 10 s) until the sim counts `want` open watches.
 async fn wait_for_open_watches(c: &Client, want: i64) -> i64 {
@@ -386,21 +382,6 @@ async fn budget_sends_the_fifth_watch_over_websocket() {
     assert_eq!(kubewasm::rest::open_fetch_watches(&origin), 0);
 }
 
-async fn sim_state(c: &Client) -> BTreeMap<String, String> {
-    let v: Value = c
-        .send_json(&Request::get().path("/sim/state").query("resource", "pods"))
-        .await
-        .expect("state");
-    v["items"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     inf.indexer().for_each(|k, o| {
@@ -446,46 +427,8 @@ async fn informer_converges_over_websocket_under_random_faults() {
     inf.wait_for_sync().await;
     let clock = real_clock();
     for seed in 0..20u64 {
-        let mut rng = Rng::with_seed(seed);
-        let faults = match rng.next_u64() % 7 {
-            0 => json!({"splitChunks": true, "seed": seed}),
-            1 => json!({"dropWatchesAfterEvents": 1 + rng.next_u64() % 5}),
-            2 => json!({"status429": {"count": 2, "retryAfterSeconds": 1}}),
-            3 => json!({"status500": {"count": 2}}),
-            4 => json!({"malformedLineOnce": true}),
-            5 => json!({"webSocketBinary": true, "splitChunks": true, "seed": seed}),
-            _ => json!({"latencyMs": 300}),
-        };
-        sim::post(&c, "/sim/faults", faults.clone()).await;
-        sim::post(&c, "/sim/churn", json!({"perSec": 50, "seed": seed})).await;
-        for round in 0..3 {
-            sim::post(
-                &c,
-                "/sim/churn/steps",
-                json!({"steps": 10, "seed": seed * 10 + round}),
-            )
-            .await;
-            match rng.next_u64() % 4 {
-                0 => {
-                    sim::post(&c, "/sim/drop-watches", json!({})).await;
-                }
-                1 => {
-                    sim::post(&c, "/sim/compact", json!({})).await;
-                    sim::post(&c, "/sim/drop-watches", json!({})).await;
-                }
-                _ => {}
-            }
-            clock.sleep(Duration::from_millis(50)).await;
-        }
-        sim::post(&c, "/sim/churn", json!({"perSec": 0})).await;
-        clear_faults(&c).await;
-        sim::post(
-            &c,
-            "/sim/churn/steps",
-            json!({"steps": 5, "seed": 2000 + seed}),
-        )
-        .await;
-        let want = sim_state(&c).await;
+        let faults = sim::fault_round(&c, seed, true).await;
+        let want = sim::state(&c, "pods").await;
         let mut ok = false;
         for _ in 0..300 {
             if store_state(&inf) == want {

@@ -5,7 +5,7 @@
 #![allow(dead_code)] // each suite uses a different subset
 
 use kubewasm::rest::{Client, Config, Request};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The sim's base URL.
 pub fn url() -> &'static str {
@@ -64,4 +64,80 @@ pub fn unique(prefix: &str) -> String {
         "{prefix}-{:08x}",
         (js_sys::Math::random() * f64::from(u32::MAX)) as u32
     )
+}
+
+/// `key → resourceVersion` of every object of `resource` in the sim.
+pub async fn state(c: &Client, resource: &str) -> std::collections::BTreeMap<String, String> {
+    get(c, &format!("/sim/state?resource={resource}")).await["items"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Watches the sim has open.
+pub async fn open_watches(c: &Client) -> i64 {
+    get(c, "/sim/stats").await["openWatches"]
+        .as_i64()
+        .unwrap_or(-1)
+}
+
+/// Wait `ms` on the real clock.
+pub async fn sleep(ms: u64) {
+    kubewasm::rt::Clock::sleep(
+        kubewasm::rt::real_clock().as_ref(),
+        std::time::Duration::from_millis(ms),
+    )
+    .await;
+}
+
+/// One round of the consistency properties' fault mix for `seed`: a fault
+/// (split chunks, dropped watches, 429, 500, a malformed line, latency, and
+/// binary WebSocket frames when `websocket`), background churn, three bursts
+/// of churn steps with dropped watches or a compaction between them; then
+/// churn stops, faults clear and a last burst lands. Returns the fault.
+pub async fn fault_round(c: &Client, seed: u64, websocket: bool) -> Value {
+    let mut rng = kubewasm::rt::Rng::with_seed(seed);
+    let faults = match rng.next_u64() % if websocket { 7 } else { 6 } {
+        0 => json!({"splitChunks": true, "seed": seed}),
+        1 => json!({"dropWatchesAfterEvents": 1 + rng.next_u64() % 5}),
+        2 => json!({"status429": {"count": 2, "retryAfterSeconds": 1}}),
+        3 => json!({"status500": {"count": 2}}),
+        4 => json!({"malformedLineOnce": true}),
+        5 if websocket => json!({"webSocketBinary": true, "splitChunks": true, "seed": seed}),
+        _ => json!({"latencyMs": 300}),
+    };
+    post(c, "/sim/faults", faults.clone()).await;
+    post(c, "/sim/churn", json!({"perSec": 50, "seed": seed})).await;
+    for round in 0..3 {
+        post(
+            c,
+            "/sim/churn/steps",
+            json!({"steps": 10, "seed": seed * 10 + round}),
+        )
+        .await;
+        match rng.next_u64() % 4 {
+            0 => {
+                post(c, "/sim/drop-watches", json!({})).await;
+            }
+            1 => {
+                post(c, "/sim/compact", json!({})).await;
+                post(c, "/sim/drop-watches", json!({})).await;
+            }
+            _ => {}
+        }
+        sleep(50).await;
+    }
+    post(c, "/sim/churn", json!({"perSec": 0})).await;
+    post(c, "/sim/faults/clear", json!({})).await;
+    post(
+        c,
+        "/sim/churn/steps",
+        json!({"steps": 5, "seed": 1000 + seed}),
+    )
+    .await;
+    faults
 }

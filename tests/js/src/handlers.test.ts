@@ -3,23 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, InformerFactory, KubeError, type KubeObject } from 'kubewasm';
+import { server, sim, simState, token, until as untilDefault } from './sim.js';
 
-const server = process.env.KUBEWASM_SIM_URL;
-const token = process.env.KUBEWASM_SIM_TOKEN;
-if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
-
-const sim = async <T>(path: string, body?: unknown): Promise<T> => {
-  const r = await fetch(`${server}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
-  return (await r.json()) as T;
-};
-const simState = async () => (await sim<{ items: Record<string, string> }>('/sim/state?resource=pods')).items;
-const until = async (cond: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const until = (cond: () => boolean | Promise<boolean>, ms = 15_000) => untilDefault(cond, ms);
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`.replace(/^\//, '');
 const cacheState = (objs: readonly KubeObject[]) =>
   Object.fromEntries(objs.map((o) => [keyOf(o), o.metadata.resourceVersion ?? '']));

@@ -3,23 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, InformerFactory, KubeError, type KubeObject, type Diff } from 'kubewasm';
 
-const server = process.env.KUBEWASM_SIM_URL;
-const token = process.env.KUBEWASM_SIM_TOKEN;
-if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+import { openWatches, server, sim, simState, token, until } from './sim.js';
 
-const sim = async <T>(path: string, body?: unknown): Promise<T> => {
-  const r = await fetch(`${server}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
-  return (await r.json()) as T;
-};
-const simState = async () => (await sim<{ items: Record<string, string> }>('/sim/state?resource=pods')).items;
-const openWatches = async () => (await sim<{ openWatches: number }>('/sim/stats')).openWatches;
-const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 const frame = () => new Promise((r) => setTimeout(r, 5));
 
 const client = new KubeClient({ server, token });

@@ -4,26 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, InformerFactory, type Diff, type KubeObject } from 'kubewasm';
 
-const server = process.env.KUBEWASM_SIM_URL;
-const token = process.env.KUBEWASM_SIM_TOKEN;
-if (!server) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+import { openWatches, server, sim, simState as simStateOf, token, until as untilDefault } from './sim.js';
 
-const sim = async <T>(path: string, body?: unknown): Promise<T> => {
-  const r = await fetch(`${server}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
-  return (await r.json()) as T;
-};
-const openWatches = async () => (await sim<{ openWatches: number }>('/sim/stats')).openWatches;
+const until = (cond: () => boolean | Promise<boolean>, ms = 15_000) => untilDefault(cond, ms);
 const simState = async () =>
-  Object.fromEntries(
-    Object.entries((await sim<{ items: Record<string, string> }>('/sim/state?resource=configmaps')).items).filter(([k]) => k.startsWith('lifecycle/')),
-  );
-const until = async (cond: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+  Object.fromEntries(Object.entries(await simStateOf('configmaps')).filter(([k]) => k.startsWith('lifecycle/')));
 const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
 const cacheState = (objs: readonly KubeObject[]) => Object.fromEntries(objs.map((o) => [keyOf(o), o.metadata.resourceVersion ?? '']));
 const sorted = (o: Record<string, string>) => JSON.stringify(Object.entries(o).sort());
