@@ -97,9 +97,13 @@ class NodeResponse {
 
   read() {
     if (this._queue.length > 0) {
-      const chunk = this._queue.shift();
-      this._queued -= chunk.length;
-      if (this._paused && this._queued === 0) {
+      // Everything queued in one chunk: node:http hands over each chunk of a
+      // chunked response separately (one watch event each from the API
+      // server), and a crossing into wasm per event costs more than the copy.
+      const chunk = this._queue.length === 1 ? this._queue[0] : Buffer.concat(this._queue, this._queued);
+      this._queue = [];
+      this._queued = 0;
+      if (this._paused) {
         this._paused = false;
         this._res.resume();
       }

@@ -9,6 +9,7 @@ const wasm = await init({ module_or_path: await readFile(new URL('./web/kubewasm
 
 export * from './web/index.js';
 export { nodeTransport };
+export { loadKubeconfig } from './kubeconfig.js';
 
 /** Bytes of WebAssembly linear memory in use by kubewasm (it grows, never shrinks). */
 export function wasmMemoryBytes() {

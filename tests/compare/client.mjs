@@ -66,7 +66,7 @@ if (which === 'client-node') {
   res.on('error', () => {});
   stop = () => res.destroy();
 } else {
-  const transport = which === 'kubewasm-fetch' || process.env.KW_FETCH ? 'fetch' : undefined;
+  const transport = which === 'kubewasm-fetch' ? 'fetch' : undefined;
   const factory = new InformerFactory(new KubeClient({ server: url, qps: 1000, burst: 1000, transport }));
   // `query` indexes the label it filters by, as an app would.
   var pods = factory.informer({ version: 'v1', resource: 'pods', ...(mode === 'query' ? { labelIndexes: ['app'] } : {}) });
