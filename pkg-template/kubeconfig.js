@@ -24,7 +24,9 @@ const bool = (v) => v === true || (typeof v === 'string' && /^(true|True|TRUE|ye
 function defaultPaths() {
   const env = process.env.KUBECONFIG;
   if (env) return env.split(delimiter).filter((p) => p !== '');
-  return [join(homedir(), '.kube', 'config')];
+  // HOME first, as os.homedir() does in Node (Bun's caches it at start-up).
+  const home = (process.platform === 'win32' ? process.env.USERPROFILE : process.env.HOME) || homedir();
+  return [join(home, '.kube', 'config')];
 }
 
 function readFile(path, what) {

@@ -8,6 +8,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 
 // Bytes of a response queued in JS, unread by kubewasm, before the socket is
 // paused. Past this the kernel's socket buffers fill and TCP holds the
@@ -124,6 +125,14 @@ class NodeResponse {
  */
 export function nodeTransport(options = {}) {
   const t = options.tls ?? {};
+  // Checked here so a bad certificate or key fails the constructor in every
+  // runtime (Deno's secure context loads them only when connecting).
+  if (t.cert || t.key) {
+    if (!t.cert || !t.key) throw new Error('a client certificate needs its key, and a key its certificate');
+    if (!new X509Certificate(t.cert).checkPrivateKey(createPrivateKey(t.key))) {
+      throw new Error('the client key does not match the client certificate');
+    }
+  }
   // One secure context for every connection: the CA bundle is parsed once.
   const secureContext = tls.createSecureContext({ ca: t.ca, cert: t.cert, key: t.key });
   const httpAgent = new http.Agent({ keepAlive: true });
