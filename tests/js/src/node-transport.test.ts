@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type KubeObject } from 'kubewasm';
+import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject } from 'kubewasm';
 import { makePki, tlsProxy } from './support/tls.js';
 
 const sim = process.env.KUBEWASM_SIM_URL;
@@ -214,4 +214,46 @@ test('dropping a request before its headers arrive aborts it', async () => {
     srv.closeAllConnections();
     await new Promise((r) => srv.close(r));
   }
+});
+
+/** A transport answering every request with `reply` and counting the calls. */
+function scripted(reply: (req: TransportRequest) => Promise<TransportResponse> | TransportResponse) {
+  const calls: TransportRequest[] = [];
+  const transport: Transport = { request: async (req) => (calls.push(req), reply(req)) };
+  return { calls, transport };
+}
+const chunks = (...parts: (string | Uint8Array | null | Promise<Uint8Array | null>)[]) => {
+  const queue = [...parts];
+  return () => {
+    const p = queue.shift() ?? null;
+    return typeof p === 'string' ? new TextEncoder().encode(p) : p;
+  };
+};
+
+test('the Transport protocol: chunks sync or promised and split anywhere, headers in any case, failures typed', async () => {
+  const pod = (n: number) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${n}`, namespace: 'default', resourceVersion: String(n) } });
+  const body = `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[${pod(1)},${pod(2)}]}`;
+  const cut = body.indexOf('"p2"') + 2;
+  const ok = scripted(() => ({
+    status: 200,
+    headers: { 'Content-Type': 'application/json', 'x-multi': ['a', 'b'] },
+    read: chunks(body.slice(0, 10), Promise.resolve(new TextEncoder().encode(body.slice(10, cut))), body.slice(cut), null),
+  }));
+  const list = await pods(new KubeClient({ server: 'http://scripted.invalid', transport: ok.transport })).list({});
+  assert.deepEqual(list.items.map((p) => p.metadata.name), ['p1', 'p2']);
+  assert.equal(list.resourceVersion, '7');
+  assert.equal(ok.calls[0]!.signal.aborted, false);
+
+  const typed = async (reply: Parameters<typeof scripted>[0], reason: string, message: RegExp, calls: number) => {
+    const s = scripted(reply);
+    await rejects(pods(new KubeClient({ server: 'http://scripted.invalid', transport: s.transport, maxRetries: 2 })).list({}), reason, message);
+    assert.equal(s.calls.length, calls, `${reason} ${message}: ${s.calls.length} calls`);
+  };
+  await typed(() => ({ status: Number.NaN, headers: {}, read: chunks(null) }), 'Network', /no valid `status`/, 3);
+  await typed(() => ({ status: 200, headers: {}, read: () => 'text' as unknown as Uint8Array }), 'Network', /not a Uint8Array/, 3);
+  await typed(() => ({ status: 200, headers: {} }) as TransportResponse, 'Network', /no `read` method/, 3);
+  await typed(() => Promise.reject(Object.assign(new Error('bad certificate'), { retryable: false })), 'Invalid', /bad certificate/, 1);
+  await typed(() => Promise.reject(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' })), 'Network', /gone \(ECONNREFUSED\)/, 3);
+  await typed(() => Promise.reject(Object.assign(new Error('stop'), { name: 'AbortError' })), 'Aborted', /abort/i, 1);
+  await typed(() => ({ status: 200, headers: {}, read: chunks('{"items":[', Promise.reject(new Error('reset mid-body'))) }), 'Network', /reset mid-body/, 3);
 });
