@@ -20,6 +20,7 @@
 import { throwIfPoisoned } from './kube_error.js';
 
 const STATE = Symbol('kubewasm.object');
+const utf8 = new TextDecoder();
 const getters = new Map();
 // (id, index) => the member's JSON text while its version is cached
 // (set once by the wasm module).
@@ -102,17 +103,17 @@ export function lazyObject(keysText, id) {
 }
 
 // The text of the members not read yet, handed over as the object's version
-// leaves the cache: `text` holds them one after another, `pairs` their
-// indices and end offsets (UTF-16 units) in it.
-export function adoptMembers(obj, text, pairs) {
+// leaves the cache: `bytes` (UTF-8, a view of wasm memory valid during this
+// call) holds them, `triples` each one's index and its start and end offsets
+// in the decoded text (UTF-16 units).
+export function adoptMembers(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
+  const text = utf8.decode(bytes);
   if (s.texts === null) s.texts = [];
-  let start = 0;
-  for (let p = 0; p + 1 < pairs.length; p += 2) {
-    const end = pairs[p + 1];
-    if (s.values[pairs[p]] === undefined) s.texts[pairs[p]] = text.slice(start, end);
-    start = end;
+  for (let t = 0; t + 2 < triples.length; t += 3) {
+    const i = triples[t];
+    if (s.values[i] === undefined) s.texts[i] = text.slice(triples[t + 1], triples[t + 2]);
   }
 }
 
