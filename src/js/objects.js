@@ -74,7 +74,9 @@ class Members {
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
       let text = this.texts !== null ? this.texts[i] : undefined;
-      if (text === undefined) {
+      // Handed over as UTF-8 bytes (see adoptMembers): decoded when read.
+      if (text !== undefined) text = utf8.decode(text);
+      else {
         // The source is a closure into wasm, which does nothing once the
         // module is poisoned: say so instead.
         throwIfPoisoned();
@@ -103,17 +105,19 @@ export function lazyObject(keysText, id) {
 }
 
 // The text of the members not read yet, handed over as the object's version
-// leaves the cache: `bytes` (UTF-8, a view of wasm memory valid during this
-// call) holds them, `triples` each one's index and its start and end offsets
-// in the decoded text (UTF-16 units).
+// leaves the cache: `bytes` (UTF-8, a view of wasm memory valid only during
+// this call) holds them, `triples` each one's index and its start and end
+// byte offsets in `bytes`. They are copied out as bytes and decoded only if
+// read: on a watch flood every replaced version comes here, and its object
+// is usually never read again.
 export function adoptMembers(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
-  const text = utf8.decode(bytes);
+  const copy = bytes.slice();
   if (s.texts === null) s.texts = [];
   for (let t = 0; t + 2 < triples.length; t += 3) {
     const i = triples[t];
-    if (s.values[i] === undefined) s.texts[i] = text.slice(triples[t + 1], triples[t + 2]);
+    if (s.values[i] === undefined) s.texts[i] = copy.subarray(triples[t + 1], triples[t + 2]);
   }
 }
 

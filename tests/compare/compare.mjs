@@ -27,16 +27,22 @@ try {
   await seed(10_000);
   const flood = ['client-node', 'http-floor', 'kubewasm', 'kubewasm-fetch', 'kubewasm-diff', 'fetch-floor'];
   const rates = Object.fromEntries(flood.map((w) => [w, []]));
+  const cpu = Object.fromEntries(flood.map((w) => [w, []]));
   for (let r = 1; r <= rounds; r++) {
     for (const which of flood) {
-      const e = run(which, 'flood').eventsPerSec;
-      rates[which].push(e);
-      console.log(`round ${r} ${which}: 200,000 MODIFIED after 10,000 pods → ${e.toFixed(0)} events/s`);
+      const f = run(which, 'flood');
+      rates[which].push(f.eventsPerSec);
+      cpu[which].push(f.cpuUsPerEvent);
+      console.log(`round ${r} ${which}: 200,000 MODIFIED after 10,000 pods → ${f.eventsPerSec.toFixed(0)} events/s, ${f.cpuUsPerEvent.toFixed(1)} CPU µs/event`);
     }
   }
   const m = Object.fromEntries(flood.map((w) => [w, median(rates[w])]));
-  for (const which of flood) console.log(`median ${which}: ${m[which].toFixed(0)} events/s (${rates[which].map((e) => e.toFixed(0)).join(', ')})`);
-  console.log(`kubewasm (node:http) ÷ client-node ${(m.kubewasm / m['client-node']).toFixed(2)}×; ÷ http-floor ${(m.kubewasm / m['http-floor']).toFixed(2)}×; ÷ kubewasm over fetch ${(m.kubewasm / m['kubewasm-fetch']).toFixed(2)}×`);
+  const c = Object.fromEntries(flood.map((w) => [w, median(cpu[w])]));
+  for (const which of flood) console.log(`median ${which}: ${m[which].toFixed(0)} events/s (${rates[which].map((e) => e.toFixed(0)).join(', ')}); ${c[which].toFixed(1)} CPU µs/event`);
+  const ratios = (k) => `÷ client-node ${(k(m.kubewasm, m['client-node'])).toFixed(2)}×, ÷ http-floor ${(k(m.kubewasm, m['http-floor'])).toFixed(2)}×, ÷ kubewasm over fetch ${(k(m.kubewasm, m['kubewasm-fetch'])).toFixed(2)}×`;
+  console.log(`kubewasm (node:http) events/s ${ratios((a, b) => a / b)}`);
+  const cpuRatio = (w) => (c[w] / c.kubewasm).toFixed(2);
+  console.log(`kubewasm (node:http) by CPU per event: ÷ client-node ${cpuRatio('client-node')}×, ÷ http-floor ${cpuRatio('http-floor')}×, ÷ kubewasm over fetch ${cpuRatio('kubewasm-fetch')}×`);
   await seed(50_000);
   for (const which of ['client-node', 'kubewasm']) {
     const r = run(which, 'sync');
