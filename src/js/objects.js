@@ -64,7 +64,10 @@ class Members {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
-    this.texts = null;
+    // Set by adoptMembers: the handed-over bytes, and per member index its
+    // start and end in them.
+    this.bytes = null;
+    this.spans = null;
   }
 
   member(key) {
@@ -73,10 +76,11 @@ class Members {
     let value = this.values[i];
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
-      let text = this.texts !== null ? this.texts[i] : undefined;
+      let text;
       // Handed over as UTF-8 bytes (see adoptMembers): decoded when read.
-      if (text !== undefined) text = utf8.decode(text);
-      else {
+      if (this.spans !== null && this.spans[2 * i + 1] !== undefined) {
+        text = utf8.decode(this.bytes.subarray(this.spans[2 * i], this.spans[2 * i + 1]));
+      } else {
         // The source is a closure into wasm, which does nothing once the
         // module is poisoned: say so instead.
         throwIfPoisoned();
@@ -86,7 +90,6 @@ class Members {
       value = JSON.parse(text);
       if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
       this.values[i] = value;
-      if (this.texts !== null) this.texts[i] = undefined;
     }
     return value;
   }
@@ -113,11 +116,15 @@ export function lazyObject(keysText, id) {
 export function adoptMembers(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
-  const copy = bytes.slice();
-  if (s.texts === null) s.texts = [];
+  // One copy and one array of offsets; a view per member only when read.
+  s.bytes = bytes.slice();
+  s.spans = [];
   for (let t = 0; t + 2 < triples.length; t += 3) {
     const i = triples[t];
-    if (s.values[i] === undefined) s.texts[i] = copy.subarray(triples[t + 1], triples[t + 2]);
+    if (s.values[i] === undefined) {
+      s.spans[2 * i] = triples[t + 1];
+      s.spans[2 * i + 1] = triples[t + 2];
+    }
   }
 }
 
