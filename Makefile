@@ -10,15 +10,15 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: soak all deps test test-native test-lint test-node test-chrome test-worker test-js test-page test-edge test-vite build pkg demo bench clean
+.PHONY: soak all deps test test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker).
-test: deps test-native test-lint test-node test-chrome test-worker test-js test-page test-edge test-vite
+## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker), the package in Node, Deno and Bun.
+test: deps test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite
 	@echo "make test: all suites passed"
 
 test-native:
@@ -43,6 +43,13 @@ test-worker:
 test-js: build
 	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	$(WITH_SIM) bash -c 'cd tests/js && npm test'
+
+# The same package tests (a subset: see the script) under Deno and Bun from npm.
+test-runtimes: build
+	cd tests/runtimes && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd tests/js && npm run --silent build
+	$(WITH_SIM) tests/runtimes/run.sh
 
 # The demo dashboard in headless Chromium against the sim (screenshots in tests/artifacts/).
 test-page: build

@@ -1,4 +1,52 @@
-/** Node entry: the same API as the main entry, already initialized. */
+/** Node entry: the same API as the main entry, already initialized; `KubeClient` uses the Node transport by default. */
 export * from './web/index.js';
+import type { ClientOptions, TlsOptions, Transport } from './web/index.js';
+
 /** Bytes of WebAssembly linear memory in use by kubewasm (it grows, never shrinks). */
 export declare function wasmMemoryBytes(): number;
+
+/** Options of {@link nodeTransport}. */
+export interface NodeTransportOptions {
+  /** TLS settings for `https` servers. */
+  tls?: TlsOptions;
+}
+
+/** The `node:http`/`node:https` transport, with keep-alive connection pools. */
+export interface NodeTransport extends Transport {
+  /** Close every pooled connection; requests in flight fail. */
+  close(): void;
+}
+
+/**
+ * A `node:http`/`node:https` transport. Every `KubeClient` of the Node entry builds its own from `tls` unless
+ * `transport` is given; build one to share its connection pools between clients (`{ server, transport }`).
+ * Throws if the TLS material cannot be loaded (bad PEM, a key that does not match its certificate).
+ */
+export declare function nodeTransport(options?: NodeTransportOptions): NodeTransport;
+
+/** Options of {@link loadKubeconfig}. */
+export interface KubeconfigOptions {
+  /** Files to read and merge (for each name, the first file that defines it wins; missing files are skipped). Default: the `KUBECONFIG` list, else `~/.kube/config`. */
+  paths?: string[];
+  /** The context to use instead of the merged `current-context`. */
+  context?: string;
+}
+
+/** `ClientOptions` for one kubeconfig context, plus what the context says beyond them. */
+export interface KubeconfigClientOptions extends ClientOptions {
+  /** The context used. */
+  context: string;
+  /** The context's namespace, if it sets one. */
+  namespace?: string;
+}
+
+/**
+ * Read kubeconfig files as kubectl does and return the options of a `KubeClient` for one context:
+ * `new KubeClient(await loadKubeconfig())`. Reads the server, CA (data or file), client certificate and key (data or
+ * files), bearer token or token file (re-read at most once a minute), `tls-server-name`, `insecure-skip-tls-verify`,
+ * impersonation (`as`, `as-uid`, one of `as-groups`), and exec credential plugins (`client.authentication.k8s.io/v1`
+ * and `v1beta1`; the credential is kept until its `expirationTimestamp` or a 401, then the plugin runs again).
+ * Relative paths are resolved against the file that names them. Rejects with `KubeError` reason `Invalid` on anything it
+ * cannot honour (auth-provider plugins, `proxy-url`, YAML beyond what kubeconfig writers produce).
+ */
+export declare function loadKubeconfig(options?: KubeconfigOptions): Promise<KubeconfigClientOptions>;

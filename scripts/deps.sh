@@ -32,10 +32,12 @@ if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$wasm_pack_vers
   cargo install wasm-pack --version "$wasm_pack_version" --force
 fi
 
-# Browser and driver from Debian (wasm-opt comes from npm, below).
+# Browser, driver and openssl from Debian (wasm-opt comes from npm, below).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+# The Node transport's TLS tests make their certificates with openssl.
+command -v openssl >/dev/null || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -70,6 +70,10 @@ export interface ClientOptions {
   watchTransport?: 'auto' | 'fetch' | 'websocket';
   /** With `watchTransport: 'auto'`, at most this many fetch watches per HTTP/1.1 origin (default 4). */
   fetchWatchesPerOrigin?: number;
+  /** What carries the requests: `fetch` (the default in browsers, workers and edge runtimes), `node` (`node:http`/`node:https`, the default of the package's Node entry), or your own `Transport`. */
+  transport?: 'fetch' | 'node' | Transport;
+  /** TLS settings for an `https` server; Node transport only. */
+  tls?: TlsOptions;
 }
 
 /** Which resource a `ResourceClient` addresses. */
@@ -243,7 +247,9 @@ impl KubeClient {
         #[wasm_bindgen(unchecked_param_type = "ClientOptions")] opts: JsValue,
     ) -> Result<KubeClient, JsValue> {
         let config = config_from_js(&opts)?;
-        let client = Client::new(config).map_err(|e| from_rest(&e))?;
+        let transport = super::transport::from_options(&opts)?;
+        let client = Client::with_transport(config, transport, crate::rt::real_clock())
+            .map_err(|e| from_rest(&e))?;
         let discovery = Discovery::new(client.clone());
         Ok(KubeClient { client, discovery })
     }

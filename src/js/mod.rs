@@ -19,6 +19,7 @@ mod informer;
 mod object;
 mod options;
 mod poison;
+mod transport;
 mod workqueue;
 
 pub use client::{KubeClient, ResourceClient, WatchIterator};

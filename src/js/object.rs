@@ -22,7 +22,7 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use crate::cache::fx::FxHashMap;
-use crate::rest::{layout_member, Attachment, KubeObject, WeakKubeObject};
+use crate::rest::{Attachment, KubeObject, WeakKubeObject};
 
 thread_local! {
     /// Versions that have a lazy JS object, by the id the object carries.
@@ -65,26 +65,27 @@ impl Attachment for Materialized {
             .ok()
             .flatten()
             .unwrap_or(0);
-        // The members JS has not read go over in one call: their texts
-        // concatenated, with (index, end in UTF-16 units) pairs.
-        let mut text = String::new();
-        let mut pairs: Vec<u32> = Vec::new();
-        let mut units = 0usize;
-        let mut i = 0;
-        while let Some((_, value)) = layout_member(raw, layout, i) {
-            if i >= 64 || fetched & (1 << i) == 0 {
-                text.push_str(value);
-                units += if value.is_ascii() {
-                    value.len()
-                } else {
-                    value.encode_utf16().count()
-                };
-                pairs.extend([i as u32, units as u32]);
+        // The members JS has not read go over in one call: the stretch of the
+        // object's bytes that holds them (a view of wasm memory, copied by
+        // JS and decoded only if read), with (index, start, end) byte offsets
+        // in that stretch. On a watch flood every replaced version comes
+        // through here; validating, copying and decoding its text to a JS
+        // string each time cost ~10 % of the flood.
+        let mut triples: Vec<u32> = Vec::new();
+        let (mut lo, mut pos) = (None, 0);
+        for (i, m) in layout.chunks_exact(4).enumerate() {
+            let (a, b) = (m[2] as usize, m[3] as usize);
+            if raw.get(a..b).is_none() || a < pos {
+                break;
             }
-            i += 1;
+            if i >= 64 || fetched & (1 << i) == 0 {
+                let from = *lo.get_or_insert(a);
+                triples.extend([i as u32, (a - from) as u32, (b - from) as u32]);
+                pos = b;
+            }
         }
-        if !pairs.is_empty() {
-            adopt_members(&self.obj, &text, &pairs);
+        if let Some(lo) = lo {
+            adopt_members(&self.obj, raw.get(lo..pos).unwrap_or_default(), &triples);
         }
     }
 }
@@ -113,7 +114,7 @@ extern "C" {
     #[wasm_bindgen(js_name = setMemberSource)]
     fn set_member_source(f: &Function);
     #[wasm_bindgen(js_name = adoptMembers)]
-    fn adopt_members(obj: &JsValue, text: &str, pairs: &[u32]);
+    fn adopt_members(obj: &JsValue, text: &[u8], triples: &[u32]);
 }
 
 /// Member `index` of the version registered as `id`, as JSON text
@@ -149,10 +150,21 @@ fn ensure_member_source() {
 fn materialize(obj: &KubeObject) -> Materialized {
     // Member keys as written, separated by U+0001 (a raw control character
     // cannot occur inside a JSON string, so it cannot occur inside a key).
+    // Only the keys are read here (validating every value's text as UTF-8
+    // once more would walk the whole object).
     let mut keys = String::new();
     let mut i = 0;
     let mut separable = true;
-    while let Some((key, _)) = obj.member(i) {
+    let raw = obj.raw();
+    for m in obj.layout().chunks_exact(4) {
+        let Some(key) = raw
+            .get(m[0] as usize..m[1] as usize)
+            .and_then(|k| std::str::from_utf8(k).ok())
+        else {
+            // Not a layout this crate recorded: parse the object whole.
+            separable = false;
+            break;
+        };
         if i > 0 {
             keys.push('\u{1}');
         }

@@ -20,6 +20,7 @@
 import { throwIfPoisoned } from './kube_error.js';
 
 const STATE = Symbol('kubewasm.object');
+const utf8 = new TextDecoder();
 const getters = new Map();
 // (id, index) => the member's JSON text while its version is cached
 // (set once by the wasm module).
@@ -63,7 +64,10 @@ class Members {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
-    this.texts = null;
+    // Set by adoptMembers: the handed-over bytes, and per member index its
+    // start and end in them.
+    this.bytes = null;
+    this.spans = null;
   }
 
   member(key) {
@@ -72,8 +76,11 @@ class Members {
     let value = this.values[i];
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
-      let text = this.texts !== null ? this.texts[i] : undefined;
-      if (text === undefined) {
+      let text;
+      // Handed over as UTF-8 bytes (see adoptMembers): decoded when read.
+      if (this.spans !== null && this.spans[2 * i + 1] !== undefined) {
+        text = utf8.decode(this.bytes.subarray(this.spans[2 * i], this.spans[2 * i + 1]));
+      } else {
         // The source is a closure into wasm, which does nothing once the
         // module is poisoned: say so instead.
         throwIfPoisoned();
@@ -83,7 +90,6 @@ class Members {
       value = JSON.parse(text);
       if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
       this.values[i] = value;
-      if (this.texts !== null) this.texts[i] = undefined;
     }
     return value;
   }
@@ -102,17 +108,23 @@ export function lazyObject(keysText, id) {
 }
 
 // The text of the members not read yet, handed over as the object's version
-// leaves the cache: `text` holds them one after another, `pairs` their
-// indices and end offsets (UTF-16 units) in it.
-export function adoptMembers(obj, text, pairs) {
+// leaves the cache: `bytes` (UTF-8, a view of wasm memory valid only during
+// this call) holds them, `triples` each one's index and its start and end
+// byte offsets in `bytes`. They are copied out as bytes and decoded only if
+// read: on a watch flood every replaced version comes here, and its object
+// is usually never read again.
+export function adoptMembers(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
-  if (s.texts === null) s.texts = [];
-  let start = 0;
-  for (let p = 0; p + 1 < pairs.length; p += 2) {
-    const end = pairs[p + 1];
-    if (s.values[pairs[p]] === undefined) s.texts[pairs[p]] = text.slice(start, end);
-    start = end;
+  // One copy and one array of offsets; a view per member only when read.
+  s.bytes = bytes.slice();
+  s.spans = [];
+  for (let t = 0; t + 2 < triples.length; t += 3) {
+    const i = triples[t];
+    if (s.values[i] === undefined) {
+      s.spans[2 * i] = triples[t + 1];
+      s.spans[2 * i + 1] = triples[t + 2];
+    }
   }
 }
 

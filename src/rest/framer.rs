@@ -21,23 +21,19 @@ pub(crate) fn find_newline(hay: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = LO * b'\n' as u64;
-    let mut chunks = hay.chunks_exact(8);
+    // Fixed-size words: a `copy_from_slice` into a buffer per word stayed an
+    // out-of-line call in the size-optimized wasm build (~5 % of a flood).
+    let (words, rest) = hay.as_chunks::<8>();
     let mut base = 0;
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        let x = u64::from_le_bytes(w) ^ NL;
+    for w in words {
+        let x = u64::from_le_bytes(*w) ^ NL;
         if (x.wrapping_sub(LO) & !x & HI) != 0 {
             // A zero byte exists; find the exact one.
-            return c.iter().position(|&b| b == b'\n').map(|i| base + i);
+            return w.iter().position(|&b| b == b'\n').map(|i| base + i);
         }
         base += 8;
     }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| base + i)
+    rest.iter().position(|&b| b == b'\n').map(|i| base + i)
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {

@@ -24,6 +24,8 @@ mod fake_transport;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 mod framer;
+#[cfg(target_arch = "wasm32")]
+mod js_transport;
 mod limiter;
 mod list;
 mod object;
@@ -48,6 +50,8 @@ pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
 pub use framer::LineFramer;
+#[cfg(target_arch = "wasm32")]
+pub use js_transport::JsTransport;
 pub use limiter::TokenBucket;
 pub use list::{decode_list, peek_continue, ObjectList};
 pub use object::{

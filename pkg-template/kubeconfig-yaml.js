@@ -1,0 +1,253 @@
+// The YAML that kubeconfig files are written in, parsed without a dependency.
+// kubectl and the cloud CLIs write kubeconfigs in block style (go-yaml's
+// output): mappings, sequences (indented or not under their key), plain and
+// quoted scalars, `{}`/`[]`, comments; hand-written ones add one-line flow
+// collections. That is what this reads. Anything else (anchors and aliases,
+// tags, block scalars `|` `>`, multi-line flow or quoted scalars, several
+// documents) throws a SyntaxError naming the line, never a guess; JSON files
+// are parsed as JSON.
+
+class YamlError extends SyntaxError {}
+
+const fail = (line, msg) => {
+  throw new YamlError(`line ${line}: ${msg}`);
+};
+
+// Cut a comment (`#` at the start or after whitespace, outside quotes).
+function stripComment(s, lineNo) {
+  let quote = null;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (quote === '"') {
+      if (c === '\\') i++;
+      else if (c === '"') quote = null;
+    } else if (quote === "'") {
+      if (c === "'") {
+        if (s[i + 1] === "'") i++;
+        else quote = null;
+      }
+    } else if (c === '#' && (i === 0 || s[i - 1] === ' ' || s[i - 1] === '\t')) {
+      return s.slice(0, i).trimEnd();
+    } else if ((c === '"' || c === "'") && (i === 0 || /[\s[{,:-]/.test(s[i - 1]))) {
+      quote = c;
+    }
+  }
+  if (quote) fail(lineNo, 'unterminated quoted scalar (multi-line scalars are not supported)');
+  return s.trimEnd();
+}
+
+const ESCAPES = { '0': '\0', a: '\x07', b: '\b', t: '\t', '\t': '\t', n: '\n', v: '\v', f: '\f', r: '\r', e: '\x1b', ' ': ' ', '"': '"', '/': '/', '\\': '\\', N: '\x85', _: '\xa0' };
+
+// A quoted scalar starting at s[i]; returns [value, index after it].
+function quoted(s, i, lineNo) {
+  const q = s[i];
+  let out = '';
+  for (let j = i + 1; j < s.length; j++) {
+    const c = s[j];
+    if (q === "'") {
+      if (c === "'") {
+        if (s[j + 1] === "'") { out += "'"; j++; continue; }
+        return [out, j + 1];
+      }
+      out += c;
+    } else if (c === '"') {
+      return [out, j + 1];
+    } else if (c === '\\') {
+      const e = s[++j];
+      const hex = { x: 2, u: 4, U: 8 }[e];
+      if (hex) {
+        const h = s.slice(j + 1, j + 1 + hex);
+        if (!/^[0-9a-fA-F]+$/.test(h) || h.length !== hex) fail(lineNo, `bad escape \\${e}${h}`);
+        out += String.fromCodePoint(parseInt(h, 16));
+        j += hex;
+      } else if (e in ESCAPES) {
+        out += ESCAPES[e];
+      } else {
+        fail(lineNo, `bad escape \\${e ?? ''}`);
+      }
+    } else {
+      out += c;
+    }
+  }
+  return fail(lineNo, 'unterminated quoted scalar');
+}
+
+// A plain scalar stays a string (only `null`, `~` and nothing are null): Go
+// decodes kubeconfig fields by their type, so `token: 0123` is the string
+// "0123"; the loader reads booleans itself.
+function plain(s, lineNo) {
+  if (/^[&*!|>%@`]/.test(s)) fail(lineNo, `unsupported YAML (${s[0]}): anchors, aliases, tags and block scalars are not read`);
+  if (s === '' || s === '~' || s === 'null' || s === 'Null' || s === 'NULL') return null;
+  return s;
+}
+
+// One-line flow collections: `[a, "b"]`, `{k: v}`, nested.
+function flow(s, lineNo) {
+  let i = 0;
+  const ws = () => { while (s[i] === ' ' || s[i] === '\t') i++; };
+  const scalar = (stops) => {
+    ws();
+    if (s[i] === '"' || s[i] === "'") {
+      const [v, j] = quoted(s, i, lineNo);
+      i = j;
+      return v;
+    }
+    const start = i;
+    while (i < s.length && !stops.includes(s[i])) i++;
+    return plain(s.slice(start, i).trim(), lineNo);
+  };
+  const value = () => {
+    ws();
+    if (s[i] === '[') {
+      i++;
+      const out = [];
+      ws();
+      if (s[i] === ']') { i++; return out; }
+      for (;;) {
+        out.push(value());
+        ws();
+        if (s[i] === ',') { i++; ws(); if (s[i] === ']') { i++; return out; } continue; }
+        if (s[i] === ']') { i++; return out; }
+        fail(lineNo, 'unterminated flow sequence (multi-line flow is not supported)');
+      }
+    }
+    if (s[i] === '{') {
+      i++;
+      const out = {};
+      ws();
+      if (s[i] === '}') { i++; return out; }
+      for (;;) {
+        const k = scalar([',', '}', ':']);
+        ws();
+        if (s[i] !== ':') fail(lineNo, 'expected `:` in a flow mapping');
+        i++;
+        out[String(k)] = value();
+        ws();
+        if (s[i] === ',') { i++; ws(); if (s[i] === '}') { i++; return out; } continue; }
+        if (s[i] === '}') { i++; return out; }
+        fail(lineNo, 'unterminated flow mapping (multi-line flow is not supported)');
+      }
+    }
+    return scalar([',', ']', '}']);
+  };
+  const v = value();
+  ws();
+  if (i !== s.length) fail(lineNo, `unexpected ${JSON.stringify(s.slice(i))} after a flow collection`);
+  return v;
+}
+
+function inline(s, lineNo) {
+  if (s[0] === '[' || s[0] === '{') return flow(s, lineNo);
+  if (s[0] === '"' || s[0] === "'") {
+    const [v, j] = quoted(s, 0, lineNo);
+    if (s.slice(j).trim() !== '') fail(lineNo, `unexpected ${JSON.stringify(s.slice(j))} after a quoted scalar`);
+    return v;
+  }
+  return plain(s, lineNo);
+}
+
+// `key: rest` → [key, rest]; null when the line is not a mapping entry.
+function splitKey(s, lineNo) {
+  if (s[0] === '"' || s[0] === "'") {
+    const [k, j] = quoted(s, 0, lineNo);
+    const rest = s.slice(j);
+    if (rest === ':' || rest.startsWith(': ') || rest.startsWith(':\t')) return [k, rest.slice(1).trim()];
+    return null;
+  }
+  if (s.startsWith('? ')) fail(lineNo, 'complex mapping keys are not supported');
+  if (s[0] === '{' || s[0] === '[') return null;
+  const m = /:(\s|$)/.exec(s);
+  if (!m) return null;
+  return [s.slice(0, m.index).trim(), s.slice(m.index + 1).trim()];
+}
+
+/** Parse a kubeconfig's YAML (or JSON) text. Throws a SyntaxError on anything outside the supported subset. */
+export function parseKubeconfigYaml(text) {
+  const src = text.replace(/^\uFEFF/, '');
+  if (/^\s*\{/.test(src)) return JSON.parse(src);
+  const lines = [];
+  let docs = 0;
+  src.split(/\r?\n/).forEach((raw, n) => {
+    const lineNo = n + 1;
+    const indentMatch = /^[ ]*/.exec(raw)[0].length;
+    if (raw[indentMatch] === '\t') fail(lineNo, 'tabs are not allowed in indentation');
+    const content = stripComment(raw.slice(indentMatch), lineNo);
+    if (content === '') return;
+    if (indentMatch === 0 && (content === '---' || content.startsWith('--- '))) {
+      if (++docs > 1 || lines.length > 0) fail(lineNo, 'only one YAML document is supported');
+      if (content.slice(3).trim() !== '') fail(lineNo, 'content after `---` is not supported');
+      return;
+    }
+    if (indentMatch === 0 && (content === '...' || content.startsWith('%'))) fail(lineNo, 'YAML directives and document ends are not supported');
+    lines.push({ indent: indentMatch, text: content, lineNo });
+  });
+  let pos = 0;
+
+  const isItem = (l) => l.text === '-' || l.text.startsWith('- ');
+
+  function node(indent) {
+    const l = lines[pos];
+    if (isItem(l)) return sequence(l.indent);
+    if (splitKey(l.text, l.lineNo)) return mapping(l.indent);
+    pos++;
+    if (pos < lines.length && lines[pos].indent > indent) fail(lines[pos].lineNo, 'multi-line plain scalars are not supported');
+    return inline(l.text, l.lineNo);
+  }
+
+  // The value of a `key:` or `-` with nothing after it: a nested node, or null.
+  function child(parentIndent, allowSameIndentSeq) {
+    const next = lines[pos];
+    if (!next) return null;
+    if (next.indent > parentIndent) return node(next.indent);
+    if (allowSameIndentSeq && next.indent === parentIndent && isItem(next)) return sequence(parentIndent);
+    return null;
+  }
+
+  function mapping(indent) {
+    const out = {};
+    while (pos < lines.length) {
+      const l = lines[pos];
+      if (l.indent < indent) break;
+      if (l.indent > indent) fail(l.lineNo, 'unexpected indentation');
+      if (isItem(l)) break;
+      const kv = splitKey(l.text, l.lineNo);
+      if (!kv) fail(l.lineNo, `expected \`key: value\`, got ${JSON.stringify(l.text)}`);
+      const key = String(kv[0]);
+      if (Object.prototype.hasOwnProperty.call(out, key)) fail(l.lineNo, `duplicate key ${JSON.stringify(key)}`);
+      pos++;
+      const v = kv[1] === '' ? child(indent, true) : inline(kv[1], l.lineNo);
+      // A define-property write: a key named __proto__ stays a plain key.
+      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+
+  function sequence(indent) {
+    const out = [];
+    while (pos < lines.length) {
+      const l = lines[pos];
+      if (l.indent !== indent || !isItem(l)) {
+        if (l.indent > indent) fail(l.lineNo, 'unexpected indentation');
+        break;
+      }
+      const rest = l.text === '-' ? '' : l.text.slice(2).trimStart();
+      if (rest === '') {
+        pos++;
+        out.push(child(indent, false));
+      } else if (isItem({ text: rest }) || splitKey(rest, l.lineNo)) {
+        // `- key: value` (or `- - x`): a node that starts on this line, at the column of `rest`.
+        lines[pos] = { indent: indent + (l.text.length - rest.length), text: rest, lineNo: l.lineNo };
+        out.push(node(lines[pos].indent));
+      } else {
+        pos++;
+        out.push(inline(rest, l.lineNo));
+      }
+    }
+    return out;
+  }
+
+  if (lines.length === 0) return null;
+  const v = node(lines[0].indent);
+  if (pos < lines.length) fail(lines[pos].lineNo, 'unexpected content after the document');
+  return v;
+}

@@ -1,0 +1,96 @@
+//! Which transport a `KubeClient` uses: `fetch` (the default of the web and
+//! bundler entries), or a JS object implementing `Transport` — the Node
+//! entry passes its `node:http`/`node:https` one (pkg-template/node.js).
+
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+
+use super::error::KubeErrorInit;
+use super::options;
+use crate::rest::{FetchTransport, JsTransport, Transport};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TRANSPORT_TS: &'static str = r#"
+/** TLS settings of the Node transport (what a kubeconfig's cluster and user entries carry). */
+export interface TlsOptions {
+  /** CA certificates (PEM) to trust instead of Node's built-in list. */
+  ca?: string | Uint8Array | (string | Uint8Array)[];
+  /** Client certificate chain (PEM), with `key`. */
+  cert?: string | Uint8Array;
+  /** Private key (PEM) of the client certificate. */
+  key?: string | Uint8Array;
+  /** Server name for SNI and certificate verification, when it differs from the URL's host (kubeconfig `tls-server-name`). */
+  serverName?: string;
+  /** Accept any server certificate. Never for production: anyone on the path can read and change the traffic. */
+  insecureSkipTlsVerify?: boolean;
+}
+
+/** One request as kubewasm hands it to a `Transport`. */
+export interface TransportRequest {
+  method: string;
+  /** Absolute URL, query included. */
+  url: string;
+  /** Final headers, `Authorization` included. */
+  headers: Record<string, string>;
+  body?: Uint8Array;
+  /** A watch: a long-lived, streamed response. */
+  watch: boolean;
+  /** Aborted when kubewasm drops the request or stops reading the body before its end: close the connection then. */
+  signal: AbortSignal;
+}
+
+/** A response whose body kubewasm pulls chunk by chunk. */
+export interface TransportResponse {
+  status: number;
+  /** Header names in any case; repeated headers as arrays. */
+  headers: Record<string, string | string[]>;
+  /**
+   * The next body chunk, `null` at the end, or a promise of either. Return a buffered chunk directly (no promise).
+   * Stop reading the connection while chunks wait unread: that is how a slow consumer holds the server back.
+   * Reject with `name: 'AbortError'` after `signal` aborted, or with any error when the connection fails mid-body.
+   */
+  read(): Uint8Array | null | Promise<Uint8Array | null>;
+}
+
+/**
+ * Carries kubewasm's HTTP exchanges. Reject `request` with an error whose `name` is `AbortError` when aborted;
+ * with `retryable: false` for a failure retrying cannot fix (an untrusted certificate: reported as `KubeError`
+ * reason `Invalid`); any other rejection is a network error, retried for idempotent requests.
+ */
+export interface Transport {
+  /** Send one request; resolve once the response headers are in. */
+  request(req: TransportRequest): Promise<TransportResponse>;
+}
+"#;
+
+/// The transport named by the `transport` option (absent: `fetch`).
+pub fn from_options(opts: &JsValue) -> Result<Rc<dyn Transport>, KubeErrorInit> {
+    let transport = options::prop(opts, "transport");
+    // `tls` is consumed by the Node entry when it builds its transport; left
+    // here it would be silently ignored, so refuse it.
+    if options::prop(opts, "tls").is_some() {
+        return Err(KubeErrorInit::invalid(
+            "option `tls` needs the Node transport: import the package's Node entry (`kubewasm` in Node) and leave `transport` unset or 'node'",
+        ));
+    }
+    match transport {
+        None => Ok(Rc::new(FetchTransport::new())),
+        Some(v) => match v.as_string().as_deref() {
+            Some("fetch") => Ok(Rc::new(FetchTransport::new())),
+            Some("node") => Err(KubeErrorInit::invalid(
+                "transport 'node' is provided by the package's Node entry (`kubewasm` imported in Node)",
+            )),
+            Some(other) => Err(KubeErrorInit::invalid(format!(
+                "option `transport` must be 'fetch', 'node' or an object with a request() method, not {other:?}"
+            ))),
+            None => JsTransport::new(v)
+                .map(|t| Rc::new(t) as Rc<dyn Transport>)
+                .ok_or_else(|| {
+                    KubeErrorInit::invalid(
+                        "option `transport` must be 'fetch', 'node' or an object with a request() method",
+                    )
+                }),
+        },
+    }
+}

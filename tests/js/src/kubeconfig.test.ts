@@ -1,0 +1,276 @@
+// loadKubeconfig from the Node entry, against the sim behind TLS proxies with
+// certificates made at test time, and a fake exec credential plugin.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeClient, KubeError, loadKubeconfig, type KubeconfigOptions } from 'kubewasm';
+import { makePki, tlsProxy } from './support/tls.js';
+
+const sim = process.env.KUBEWASM_SIM_URL;
+const token = process.env.KUBEWASM_SIM_TOKEN;
+if (!sim || !token) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+
+const pki = makePki();
+const proxy = await tlsProxy(sim, pki.server);
+const mtls = await tlsProxy(sim, pki.server, pki.ca.cert);
+const env = { KUBECONFIG: process.env.KUBECONFIG, HOME: process.env.HOME };
+after(async () => {
+  await Promise.all([proxy.close(), mtls.close()]);
+  pki.cleanup();
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+});
+
+const dir = (name: string) => {
+  const d = join(pki.dir, name);
+  mkdirSync(d, { recursive: true });
+  return d;
+};
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const listPods = async (opts: object) => (await new KubeClient(opts as never).resource({ version: 'v1', resource: 'pods' }).list({ limit: 3 })).items;
+
+async function rejectsInvalid(p: Promise<unknown>, message: RegExp): Promise<void> {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof KubeError, `a KubeError, not ${e}`);
+    assert.equal(e.reason, 'Invalid', e.message);
+    assert.match(e.message, message);
+    return true;
+  });
+}
+
+// The fake plugin: counts its runs, records what it was given, prints an ExecCredential.
+//   node plugin.mjs STATE_FILE MODE TTL_SECONDS   (MODE: token | bad-first | cert | fail)
+const plugin = join(dir('bin'), 'plugin.mjs');
+writeFileSync(plugin, `
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+const [state, mode, ttl] = process.argv.slice(2);
+const runs = (existsSync(state) ? JSON.parse(readFileSync(state, 'utf8')).runs : 0) + 1;
+writeFileSync(state, JSON.stringify({ runs, info: JSON.parse(process.env.KUBERNETES_EXEC_INFO), greeting: process.env.GREETING }));
+if (mode === 'fail') { console.error('no credentials for you'); process.exit(3); }
+const status = {};
+if (mode === 'cert') {
+  status.clientCertificateData = readFileSync(process.env.CERT_FILE, 'utf8');
+  status.clientKeyData = readFileSync(process.env.KEY_FILE, 'utf8');
+} else {
+  status.token = mode === 'bad-first' && runs === 1 ? 'not-the-token' : process.env.SIM_TOKEN;
+}
+if (Number(ttl) > 0) status.expirationTimestamp = new Date(Date.now() + Number(ttl) * 1000).toISOString();
+console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status }));
+`);
+const runs = (state: string) => (existsSync(state) ? (JSON.parse(readFileSync(state, 'utf8')) as { runs: number }).runs : 0);
+
+// A kubeconfig as kubectl writes it (sequences not indented under their key), with one exec user.
+function execConfig(name: string, mode: string, ttl: number, server: string, extraEnv = ''): { path: string; state: string } {
+  const d = dir(name);
+  const state = join(d, 'state.json');
+  const path = join(d, 'config');
+  writeFileSync(path, `apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: ${b64(pki.ca.cert)}
+    server: ${server}
+    extensions:
+    - name: client.authentication.k8s.io/exec
+      extension:
+        audience: sim
+  name: sim
+contexts:
+- context:
+    cluster: sim
+    user: plugin
+  name: sim
+current-context: sim
+users:
+- name: plugin
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ${JSON.stringify(process.execPath)}
+      args:
+      - ../bin/plugin.mjs
+      - ${JSON.stringify(state)}
+      - ${mode}
+      - "${ttl}"
+      env:
+      - name: SIM_TOKEN
+        value: ${token}
+      - name: GREETING
+        value: "hello \\u00e9"${extraEnv}
+      interactiveMode: Never
+      provideClusterInfo: true
+`.replace('- ../bin/plugin.mjs', `- ${JSON.stringify(plugin)}`));
+  return { path, state };
+}
+
+test('KUBECONFIG files merge (first definition wins), current-context, namespace, relative CA path and a token file', async () => {
+  const a = dir('merge-a');
+  const b = dir('merge-b');
+  writeFileSync(join(a, 'ca.crt'), pki.ca.cert);
+  writeFileSync(join(b, 'token'), `${token}\n`);
+  // a: the cluster (CA file relative to a), current-context. b: a shadowed cluster of the same name, the context and the user (token file relative to b).
+  writeFileSync(join(a, 'config'), `# first file
+apiVersion: v1
+clusters:
+  - name: sim
+    cluster:
+      server: "${proxy.url}"
+      certificate-authority: ca.crt
+current-context: work
+`);
+  writeFileSync(join(b, 'config'), `apiVersion: v1
+clusters:
+- {name: sim, cluster: {server: 'https://shadowed.invalid:1'}}
+contexts:
+- name: work
+  context: {cluster: sim, user: reader, namespace: team-a}
+- name: other
+  context: {cluster: sim, user: reader}
+current-context: other
+users:
+- name: reader
+  user:
+    tokenFile: token   # re-read when rotated
+`);
+  process.env.KUBECONFIG = [join(a, 'config'), join(pki.dir, 'missing', 'config'), join(b, 'config')].join(':');
+  const opts = await loadKubeconfig();
+  assert.equal(opts.server, proxy.url);
+  assert.equal(opts.context, 'work');
+  assert.equal(opts.namespace, 'team-a');
+  assert.equal(typeof opts.tokenProvider, 'function');
+  assert.equal(await opts.tokenProvider!(), token);
+  assert.equal(Buffer.from(opts.tls!.ca as Uint8Array).toString(), pki.ca.cert);
+  assert.ok((await listPods(opts)).length > 0, 'the sim accepted the token over TLS');
+  // A named context instead of current-context.
+  const other = await loadKubeconfig({ context: 'other' });
+  assert.equal(other.context, 'other');
+  assert.equal(other.namespace, undefined);
+});
+
+test('a named context with client certificate and key files (relative paths) and CA data, against a server requiring them', async () => {
+  const d = dir('mtls');
+  writeFileSync(join(d, 'alice.crt'), pki.client.cert);
+  writeFileSync(join(d, 'alice.key'), pki.client.key);
+  writeFileSync(join(d, 'config'), `apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: ${b64(pki.ca.cert)}
+    server: ${mtls.url}
+  name: mtls
+contexts:
+- context:
+    cluster: mtls
+    user: alice
+  name: mtls
+current-context: ""
+users:
+- name: alice
+  user:
+    client-certificate: alice.crt
+    client-key: ./alice.key
+    token: ${token}
+`);
+  const options: KubeconfigOptions = { paths: [join(d, 'config')], context: 'mtls' };
+  const opts = await loadKubeconfig(options);
+  assert.equal(opts.token, token);
+  assert.ok((await listPods(opts)).length > 0);
+  assert.equal(mtls.handshakes.at(-1)?.clientCn, 'alice');
+  await rejectsInvalid(loadKubeconfig({ paths: [join(d, 'config')] }), /no current-context/);
+});
+
+test('~/.kube/config by default; insecure-skip-tls-verify; a CA beside it is refused', async () => {
+  const home = dir('home');
+  mkdirSync(join(home, '.kube'), { recursive: true });
+  const config = (extra: string) => `apiVersion: v1
+clusters:
+- cluster:
+    server: ${proxy.url}
+    insecure-skip-tls-verify: true${extra}
+  name: c
+contexts:
+- context: {cluster: c, user: u}
+  name: c
+current-context: c
+users:
+- name: u
+  user:
+    token: '${token}'
+`;
+  writeFileSync(join(home, '.kube', 'config'), config(''));
+  delete process.env.KUBECONFIG;
+  process.env.HOME = home;
+  const opts = await loadKubeconfig();
+  assert.deepEqual(opts.tls, { insecureSkipTlsVerify: true });
+  assert.ok((await listPods(opts)).length > 0);
+  writeFileSync(join(home, '.kube', 'config'), config(`\n    certificate-authority-data: ${b64(pki.ca.cert)}`));
+  await rejectsInvalid(loadKubeconfig(), /insecure-skip-tls-verify/);
+});
+
+test('exec plugin: token cached until its expiry, then refreshed; the plugin gets args, env and cluster info', async () => {
+  const { path, state } = execConfig('exec-token', 'token', 2, proxy.url);
+  const opts = await loadKubeconfig({ paths: [path] });
+  assert.equal(opts.tls, undefined, 'the exec transport carries the TLS settings');
+  assert.equal(runs(state), 0, 'the plugin runs on the first request, not at load');
+  const client = new KubeClient(opts);
+  const podsApi = client.resource({ version: 'v1', resource: 'pods' });
+  await podsApi.list({ limit: 1 });
+  await podsApi.list({ limit: 1 });
+  assert.equal(runs(state), 1, 'cached while valid');
+  const seen = JSON.parse(readFileSync(state, 'utf8')) as { info: { apiVersion: string; kind: string; spec: { interactive: boolean; cluster: Record<string, unknown> } }; greeting: string };
+  assert.equal(seen.info.apiVersion, 'client.authentication.k8s.io/v1');
+  assert.equal(seen.info.kind, 'ExecCredential');
+  assert.equal(seen.info.spec.interactive, false);
+  assert.equal(seen.info.spec.cluster.server, proxy.url);
+  assert.equal(seen.info.spec.cluster['certificate-authority-data'], b64(pki.ca.cert));
+  assert.deepEqual(seen.info.spec.cluster.config, { audience: 'sim' });
+  assert.equal(seen.greeting, 'hello é');
+  const end = Date.now() + 10_000;
+  while (runs(state) < 2 && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 250));
+    await podsApi.list({ limit: 1 });
+  }
+  assert.equal(runs(state), 2, 'run again once the credential expired');
+});
+
+test('exec plugin: a 401 drops the cached credential, so the next request runs the plugin again', async () => {
+  const { path, state } = execConfig('exec-401', 'bad-first', 3600, proxy.url);
+  const podsApi = new KubeClient(await loadKubeconfig({ paths: [path] })).resource({ version: 'v1', resource: 'pods' });
+  await assert.rejects(podsApi.list({ limit: 1 }), (e: unknown) => e instanceof KubeError && e.code === 401);
+  assert.ok((await podsApi.list({ limit: 1 })).items.length > 0);
+  assert.equal(runs(state), 2);
+});
+
+test('exec plugin: a client certificate from the plugin, against a server requiring one', async () => {
+  const d = dir('exec-cert-files');
+  writeFileSync(join(d, 'alice.crt'), pki.client.cert);
+  writeFileSync(join(d, 'alice.key'), pki.client.key);
+  const { path, state } = execConfig('exec-cert', 'cert', 3600, mtls.url, `
+      - name: CERT_FILE
+        value: ${join(d, 'alice.crt')}
+      - name: KEY_FILE
+        value: ${join(d, 'alice.key')}`);
+  const before = mtls.handshakes.length;
+  const opts = await loadKubeconfig({ paths: [path] });
+  // The sim still wants its token: certificate for TLS, token as a header.
+  assert.ok((await listPods({ ...opts, token })).length > 0);
+  assert.equal(runs(state), 1);
+  assert.equal(mtls.handshakes.at(-1)?.clientCn, 'alice');
+  assert.ok(mtls.handshakes.length > before);
+});
+
+test('errors are KubeError Invalid: a failing plugin (not retried), unknown context, no file, unsupported settings and YAML', async () => {
+  const { path, state } = execConfig('exec-fail', 'fail', 0, proxy.url);
+  const t0 = Date.now();
+  await rejectsInvalid(new KubeClient(await loadKubeconfig({ paths: [path] })).resource({ version: 'v1', resource: 'pods' }).list({}), /no credentials for you/);
+  assert.equal(runs(state), 1, 'not retried');
+  assert.ok(Date.now() - t0 < 5_000);
+  await rejectsInvalid(loadKubeconfig({ paths: [path], context: 'nope' }), /no context "nope"/);
+  await rejectsInvalid(loadKubeconfig({ paths: [join(pki.dir, 'nowhere')] }), /none of .* exists/);
+  const d = dir('unsupported');
+  const write = (name: string, text: string) => (writeFileSync(join(d, name), text), [join(d, name)]);
+  const base = 'clusters:\n- name: c\n  cluster: {server: "https://x"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n';
+  await rejectsInvalid(loadKubeconfig({ paths: write('auth-provider', `${base}users:\n- name: u\n  user:\n    auth-provider:\n      name: oidc\n`) }), /auth-provider/);
+  await rejectsInvalid(loadKubeconfig({ paths: write('anchor', `${base}users:\n- name: u\n  user: &u\n    token: x\n`) }), /line 10: unsupported YAML/);
+  await rejectsInvalid(loadKubeconfig({ paths: write('block', `${base}users:\n- name: u\n  user:\n    token: |\n      x\n`) }), /line 11: unsupported YAML/);
+  await rejectsInvalid(loadKubeconfig({ paths: write('nouser', base) }), /user "u", which is not defined/);
+});

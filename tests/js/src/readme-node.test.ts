@@ -1,0 +1,70 @@
+// Runs the code blocks of the npm README's "Node" section, in this runtime,
+// against the sim behind a TLS proxy, with a kubeconfig made for it.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { makePki, tlsProxy } from './support/tls.js';
+
+const sim = process.env.KUBEWASM_SIM_URL;
+const token = process.env.KUBEWASM_SIM_TOKEN;
+if (!sim || !token) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
+
+const readme = readFileSync(fileURLToPath(new URL('../../../pkg-template/README.md', import.meta.url)), 'utf8');
+const section = readme.split(/^## /m).find((s) => s.startsWith('Node\n'));
+if (!section) throw new Error('README has no "## Node" section');
+const blocks = [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+
+const pki = makePki();
+const proxy = await tlsProxy(sim, pki.server);
+const kubeconfig = join(pki.dir, 'config');
+const saved = process.env.KUBECONFIG;
+after(async () => {
+  await proxy.close();
+  pki.cleanup();
+  if (saved === undefined) delete process.env.KUBECONFIG;
+  else process.env.KUBECONFIG = saved;
+});
+
+test('the README Node section has code blocks, and each runs against a kubeconfig for the sim', async () => {
+  assert.ok(blocks.length >= 1);
+  const ns = (await (await fetch(`${sim}/api/v1/namespaces`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { items: { metadata: { name: string } }[] };
+  const namespace = ns.items[0]!.metadata.name;
+  const expected = ((await (await fetch(`${sim}/api/v1/namespaces/${namespace}/pods`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { items: unknown[] }).items.length;
+  writeFileSync(kubeconfig, `apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: ${Buffer.from(pki.ca.cert).toString('base64')}
+    server: ${proxy.url}
+  name: sim
+contexts:
+- context:
+    cluster: sim
+    namespace: ${namespace}
+    user: reader
+  name: readme
+current-context: readme
+users:
+- name: reader
+  user:
+    token: ${token}
+`);
+  process.env.KUBECONFIG = kubeconfig;
+  for (const [i, code] of blocks.entries()) {
+    // Beside the tests, so `kubewasm` resolves from this package's node_modules.
+    const file = fileURLToPath(new URL(`./readme-node-block-${i}.mjs`, import.meta.url));
+    writeFileSync(file, code);
+    const lines: string[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => void lines.push(args.join(' '));
+    try {
+      await import(pathToFileURL(file).href);
+    } finally {
+      console.log = log;
+      rmSync(file, { force: true });
+    }
+    if (i === 0) assert.deepEqual(lines, [`${expected} pods in readme`]);
+  }
+});

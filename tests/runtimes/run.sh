@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the package tests (tests/js, compiled to tests/js/dist) under Deno and
+# Bun, both from npm and pinned in tests/runtimes/package.json. Needs the sim
+# (scripts/with-sim.sh). Left out: poison.test.js, which poisons the module
+# instance that these runners share between test files, and whose children
+# are started through process.execPath as Node scripts.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../js"
+deno=$here/node_modules/@deno/linux-x64-glibc/deno
+bun=$here/node_modules/@oven/bun-linux-x64/bin/bun
+files=()
+for f in client informer handlers workqueue node-transport kubeconfig readme-node; do files+=("dist/$f.test.js"); done
+export NO_COLOR=1
+echo "== $("$deno" --version | head -n1)"
+"$deno" test --allow-all --no-lock "${files[@]}"
+echo "== bun $("$bun" --version)"
+"$bun" test "${files[@]/#/./}"
