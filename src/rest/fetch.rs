@@ -18,7 +18,9 @@ use web_sys::{
 };
 
 use super::config::CredentialsMode;
-use super::transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
+use super::transport::{
+    BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport, WatchSlot,
+};
 use super::Error;
 
 /// The `fetch`-based transport. Stateless; one per client is plenty.
@@ -199,4 +201,76 @@ impl Transport for FetchTransport {
     fn origin_protocol(&self, origin: &str) -> Option<String> {
         super::websocket::origin_protocol(origin)
     }
+
+    fn take_watch_slot(
+        &self,
+        origin: &str,
+        budget: usize,
+    ) -> LocalBoxFuture<'static, Option<Option<WatchSlot>>> {
+        Box::pin(take_slot(origin.to_string(), budget))
+    }
+}
+
+/// Holds a Web Lock until dropped.
+struct HeldLock(std::rc::Rc<std::cell::RefCell<Option<Function>>>);
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let release = self.0.borrow_mut().take();
+        if let Some(f) = release {
+            let _ = f.call0(&JsValue::UNDEFINED);
+        }
+    }
+}
+
+/// A slot among `budget` Web Locks named after `origin`: the browser shares
+/// them with every page and worker of this site and frees a closed tab's.
+async fn take_slot(origin: String, budget: usize) -> Option<Option<WatchSlot>> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let navigator = Reflect::get(&js_sys::global(), &"navigator".into())
+        .ok()
+        .filter(JsValue::is_object)?;
+    let locks = Reflect::get(&navigator, &"locks".into())
+        .ok()
+        .filter(JsValue::is_object)?;
+    let request: Function = Reflect::get(&locks, &"request".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    for i in 0..budget {
+        let name = JsValue::from(format!("kubewasm fetch watch {origin} #{i}"));
+        let opts = js_sys::Object::new();
+        Reflect::set(&opts, &"ifAvailable".into(), &JsValue::TRUE).ok()?;
+        let release: Rc<RefCell<Option<Function>>> = Rc::default();
+        let (tx, rx) = futures::channel::oneshot::channel::<bool>();
+        let held = release.clone();
+        let granted =
+            wasm_bindgen::closure::Closure::once_into_js(move |lock: JsValue| -> JsValue {
+                let got = !lock.is_null() && !lock.is_undefined();
+                let _ = tx.send(got);
+                if !got {
+                    return JsValue::UNDEFINED;
+                }
+                // The lock is held until this promise settles: when the slot drops.
+                js_sys::Promise::new(&mut |resolve, _| {
+                    *held.borrow_mut() = Some(resolve);
+                })
+                .into()
+            });
+        let pending = request.call3(&locks, &name, &opts, &granted).ok()?;
+        // A rejected request (no lock manager here) must not surface as unhandled.
+        if let Ok(catch) =
+            Reflect::get(&pending, &"catch".into()).and_then(|f| f.dyn_into::<Function>())
+        {
+            let ignore = wasm_bindgen::closure::Closure::once_into_js(|_: JsValue| {});
+            let _ = catch.call1(&pending, &ignore);
+        }
+        match rx.await {
+            Ok(true) => return Some(Some(WatchSlot(Box::new(HeldLock(release))))),
+            Ok(false) => continue,
+            Err(_) => return None,
+        }
+    }
+    Some(None)
 }

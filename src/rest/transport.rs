@@ -127,6 +127,30 @@ pub trait Transport {
         let _ = origin;
         None
     }
+
+    /// One of `budget` fetch-watch slots for `origin` shared by every page
+    /// and worker of this site (a browser's connection pool is shared by
+    /// its tabs): `None` when the host cannot share them (each client then
+    /// counts its own), `Some(None)` when all are taken, `Some(Some(slot))`
+    /// otherwise; dropping the slot frees it.
+    fn take_watch_slot(
+        &self,
+        origin: &str,
+        budget: usize,
+    ) -> LocalBoxFuture<'static, Option<Option<WatchSlot>>> {
+        let _ = (origin, budget);
+        Box::pin(async { None })
+    }
+}
+
+/// A fetch-watch slot held across pages (see [`Transport::take_watch_slot`]);
+/// freed when dropped.
+pub struct WatchSlot(pub Box<dyn std::any::Any>);
+
+impl std::fmt::Debug for WatchSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WatchSlot")
+    }
 }
 
 /// A WebSocket to open for a watch.

@@ -233,13 +233,21 @@ pub fn open_fetch_watches(origin: &str) -> usize {
     ORIGINS.with(|o| o.borrow().get(origin).map_or(0, |s| s.fetch_watches))
 }
 
-/// Counts one open fetch watch while it lives.
-pub(crate) struct FetchLease(String);
+/// Counts one open fetch watch while it lives (and holds its cross-page
+/// slot, where the host shares them).
+pub(crate) struct FetchLease {
+    origin: String,
+    /// Held for its `Drop`, which frees the slot.
+    _slot: Option<super::transport::WatchSlot>,
+}
 
 impl FetchLease {
-    fn take(origin: &str) -> Self {
+    fn take(origin: &str, slot: Option<super::transport::WatchSlot>) -> Self {
         with_origin(origin, |s| s.fetch_watches += 1);
-        FetchLease(origin.to_string())
+        FetchLease {
+            origin: origin.to_string(),
+            _slot: slot,
+        }
     }
 
     /// Keep the lease for as long as `body` is open.
@@ -254,7 +262,7 @@ impl FetchLease {
 
 impl Drop for FetchLease {
     fn drop(&mut self) {
-        with_origin(&self.0, |s| {
+        with_origin(&self.origin, |s| {
             s.fetch_watches = s.fetch_watches.saturating_sub(1)
         });
     }
@@ -480,6 +488,29 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     let url = req.url(&client.config().base_url)?;
     let origin = origin_of(&url);
     let mut choice = choose(client, &req, &origin);
+    let mut slot = None;
+    if matches!(
+        choice.reason,
+        TransportReason::WithinBudget | TransportReason::OverBudget
+    ) {
+        // The budget decides: where the host shares slots across pages (a
+        // browser's tabs share its connection pool), the shared count wins.
+        let budget = client.config().fetch_watches_per_origin;
+        if let Some(got) = client.transport().take_watch_slot(&origin, budget).await {
+            match got {
+                Some(s) => {
+                    slot = Some(s);
+                    choice.transport = WatchTransport::Fetch;
+                    choice.reason = TransportReason::WithinBudget;
+                }
+                None => {
+                    choice.transport = WatchTransport::WebSocket;
+                    choice.reason = TransportReason::OverBudget;
+                    choice.fetch_watches = choice.fetch_watches.max(budget);
+                }
+            }
+        }
+    }
     if choice.transport == WatchTransport::WebSocket {
         let forced = choice.reason == TransportReason::Configured;
         match open_socket(client, &req, &url, forced).await {
@@ -509,7 +540,7 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
             Err(e) => return Err(e),
         }
     }
-    let lease = FetchLease::take(&origin);
+    let lease = FetchLease::take(&origin, slot);
     let mut s = client.fetch_watch(&req, lease).await?;
     s.set_transport(choice);
     Ok(s)

@@ -1,7 +1,7 @@
 // Browser-scale connections in headless Chromium against the sim over
 // HTTP/1.1 (six connections per host for the whole profile): many informers
-// in one page, the dashboard clicked through many kinds, and a hidden page
-// letting its watches go.
+// in one page, two pages of one origin, the dashboard clicked through many
+// kinds, and a hidden page letting its watches go.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startSim, until } from './harness.mjs';
@@ -88,6 +88,27 @@ test('one page with 20 informers: all sync within 5 s and see a write to each wi
   } finally {
     await page.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
     await page.close();
+  }
+});
+
+test('two pages of the same origin with 10 informers each are both fully live', async () => {
+  const pages = [await browser.context.newPage(), await browser.context.newPage()];
+  try {
+    const halves = [SCOPES.slice(0, 10), SCOPES.slice(10)];
+    await Promise.all(pages.map((p) => p.goto(BLANK())));
+    for (const [i, p] of pages.entries()) await p.evaluate((s) => (window.__scopes = s), halves[i]);
+    const synced = await Promise.all(pages.map((p, i) => p.evaluate(openInformers(), halves[i])));
+    for (const s of synced) assert.ok(s.syncMs < 5_000, `synced in ${s.syncMs} ms`);
+    // The budget is shared by the tabs: at most 4 fetch watches in both pages together.
+    const fetches = synced.flatMap((s) => s.statuses).filter((s) => s.transport === 'fetch').length;
+    assert.ok(fetches <= 4, `${fetches} fetch watches across both pages`);
+    const ms = await Promise.all(pages.map((p, i) => p.evaluate(writeEach, `two-pages-${i}`)));
+    for (const m of ms) assert.ok(Math.max(...m) < 1_000, `every write seen within 1 s: ${m.map((x) => x.toFixed(0))}`);
+  } finally {
+    for (const p of pages) {
+      await p.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
+      await p.close();
+    }
   }
 });
 
