@@ -1,10 +1,9 @@
 // The Node transport: kubewasm's HTTP exchanges over `node:http` /
 // `node:https` (the `Transport` protocol of the `transport` client option).
-// Why not Node's global `fetch`: its WHATWG streams cost more per chunk than
-// a whole event costs kubewasm to decode and cache, so on a watch flood it is
-// the ceiling of any fetch-based client; `node:http` hands over socket chunks
-// directly. It also takes the TLS settings a kubeconfig carries, which
-// `fetch` cannot.
+// Why not Node's global `fetch`: it cannot take the TLS settings a kubeconfig
+// carries (CA, client certificate, server name), it gives no hold on the
+// socket when a watch is not read, and its WHATWG streams cost a little more
+// per chunk (BENCHMARKS.md, issue 16 §2).
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
