@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject } from 'kubewasm';
-import { KubeClient as WebKubeClient } from 'kubewasm/web';
 import { makePki, tlsProxy } from './support/tls.js';
 
 const sim = process.env.KUBEWASM_SIM_URL;
@@ -107,9 +106,6 @@ test('TLS material that cannot be loaded, and tls beside a fetch transport, are 
   assert.throws(() => new KubeClient({ server: proxy.url, tls: { cert: pki.client.cert, key: pki.stranger.key } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   assert.throws(() => new KubeClient({ server: sim, transport: 'fetch', tls: { ca: pki.ca.cert } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /Node transport/.test(e.message));
   assert.throws(() => new KubeClient({ server: sim, transport: 'carrier-pigeon' as 'fetch' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
-  // The web entry's client (same module instance) has fetch only: no silent fallback for 'node' or `tls`.
-  assert.throws(() => new WebKubeClient({ server: sim, transport: 'node' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /Node entry/.test(e.message));
-  assert.throws(() => new WebKubeClient({ server: sim, tls: { ca: pki.ca.cert } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
 });
 
 test("transport: 'fetch' still works in Node, and a custom transport sees every request", async () => {
