@@ -14,6 +14,12 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 // server back, so a consumer that stops reading costs bounded memory.
 const HIGH_WATER_BYTES = 512 * 1024;
 
+// Pooled connections idle this long are closed by us, before the usual idle
+// timeouts of load balancers in front of API servers (60 s and up) close them
+// under a request that is reusing one: a write (not retried) would fail.
+// Connections in use, quiet watches included, are not affected.
+const IDLE_SOCKET_MS = 15_000;
+
 // Certificate verification failures: retrying cannot fix them, so they are
 // reported at once (KubeError reason `Invalid`) instead of being retried.
 const PERMANENT_TLS = new Set([
@@ -134,9 +140,10 @@ export function nodeTransport(options = {}) {
   }
   // One secure context for every connection: the CA bundle is parsed once.
   const secureContext = tls.createSecureContext({ ca: t.ca, cert: t.cert, key: t.key });
-  const httpAgent = new http.Agent({ keepAlive: true });
+  const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   const httpsAgent = new https.Agent({
     keepAlive: true,
+    timeout: IDLE_SOCKET_MS,
     secureContext,
     rejectUnauthorized: t.insecureSkipTlsVerify !== true,
     ...(t.serverName ? { servername: t.serverName } : {}),
