@@ -1,10 +1,9 @@
 // The Node transport: kubewasm's HTTP exchanges over `node:http` /
 // `node:https` (the `Transport` protocol of the `transport` client option).
-// Why not Node's global `fetch`: its WHATWG streams cost more per chunk than
-// a whole event costs kubewasm to decode and cache, so on a watch flood it is
-// the ceiling of any fetch-based client; `node:http` hands over socket chunks
-// directly. It also takes the TLS settings a kubeconfig carries, which
-// `fetch` cannot.
+// Why not Node's global `fetch`: it cannot take the TLS settings a kubeconfig
+// carries (CA, client certificate, server name), it gives no hold on the
+// socket when a watch is not read, and its WHATWG streams cost a little more
+// per chunk (BENCHMARKS.md, issue 16 §2).
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
@@ -14,6 +13,12 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 // paused. Past this the kernel's socket buffers fill and TCP holds the
 // server back, so a consumer that stops reading costs bounded memory.
 const HIGH_WATER_BYTES = 512 * 1024;
+
+// Pooled connections idle this long are closed by us, before the usual idle
+// timeouts of load balancers in front of API servers (60 s and up) close them
+// under a request that is reusing one: a write (not retried) would fail.
+// Connections in use, quiet watches included, are not affected.
+const IDLE_SOCKET_MS = 15_000;
 
 // Certificate verification failures: retrying cannot fix them, so they are
 // reported at once (KubeError reason `Invalid`) instead of being retried.
@@ -135,9 +140,10 @@ export function nodeTransport(options = {}) {
   }
   // One secure context for every connection: the CA bundle is parsed once.
   const secureContext = tls.createSecureContext({ ca: t.ca, cert: t.cert, key: t.key });
-  const httpAgent = new http.Agent({ keepAlive: true });
+  const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   const httpsAgent = new https.Agent({
     keepAlive: true,
+    timeout: IDLE_SOCKET_MS,
     secureContext,
     rejectUnauthorized: t.insecureSkipTlsVerify !== true,
     ...(t.serverName ? { servername: t.serverName } : {}),

@@ -28,7 +28,12 @@ done
 rm -f pkg/web/package.json pkg/bundler/package.json pkg/web/.gitignore pkg/bundler/.gitignore pkg/web/README.md pkg/bundler/README.md
 cp -R pkg-template/. pkg/
 # The generic class declarations sit beside each target's generated typings.
-for target in web bundler; do cp pkg/typed.d.ts "pkg/$target/typed.d.ts"; done
+# An empty `typed.js` that names them as its types: Deno's type check resolves
+# index.d.ts's `./typed.js` to a file, not to the declarations beside it.
+for target in web bundler; do
+  cp pkg/typed.d.ts "pkg/$target/typed.d.ts"
+  printf '/* @ts-self-types="./typed.d.ts" */\nexport {};\n' > "pkg/$target/typed.js"
+done
 rm pkg/typed.d.ts
 # A panic or trap poisons the module (src/js/poison.rs): the glue stores the
 # instance's exports through `guardExports` from the KubeError snippet, so every

@@ -36,6 +36,8 @@ export interface TransportRequest {
   body?: Uint8Array;
   /** A watch: a long-lived, streamed response. */
   watch: boolean;
+  /** The client's `credentials` option, for a transport built on `fetch` (the Node transport has no cookies to send). */
+  credentials: 'omit' | 'same-origin' | 'include';
   /** Aborted when kubewasm drops the request or stops reading the body before its end: close the connection then. */
   signal: AbortSignal;
 }

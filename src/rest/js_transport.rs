@@ -19,6 +19,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
+use super::config::CredentialsMode;
 use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
 use super::Error;
 
@@ -98,6 +99,12 @@ fn request_object(req: &HttpRequest, signal: &JsValue) -> Object {
         set(&r, "body", &Uint8Array::from(&body[..]));
     }
     set(&r, "watch", &JsValue::from_bool(req.is_watch));
+    let credentials = match req.credentials {
+        CredentialsMode::SameOrigin => "same-origin",
+        CredentialsMode::Omit => "omit",
+        CredentialsMode::Include => "include",
+    };
+    set(&r, "credentials", &JsValue::from_str(credentials));
     set(&r, "signal", signal);
     r
 }

@@ -4,7 +4,9 @@
 //!
 //! * [`Config`] → [`Client`] (cheap to clone) sends [`Request`]s built with
 //!   the typed [`params`](ListParams) over a [`Transport`]: [`FetchTransport`]
-//!   in wasm, [`FakeTransport`] in native tests of every layer above.
+//!   in wasm, `JsTransport` over a JS object (the package's Node entry plugs
+//!   in its `node:http` one), [`FakeTransport`] in native tests of every
+//!   layer above.
 //! * Responses: raw bytes, a [`KubeObject`], any serde type, an
 //!   [`ObjectList`] page, or a [`WatchStream`] of [`WatchEvent`]s, carried
 //!   by `fetch` or, beyond a per-origin budget in browsers, a WebSocket

@@ -206,6 +206,20 @@ users:
   await rejectsInvalid(loadKubeconfig(), /insecure-skip-tls-verify/);
 });
 
+test('a kubeconfig written as JSON', async () => {
+  const d = dir('json');
+  writeFileSync(join(d, 'config.json'), JSON.stringify({
+    apiVersion: 'v1',
+    clusters: [{ name: 'c', cluster: { server: proxy.url, 'certificate-authority-data': b64(pki.ca.cert) } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u', namespace: 'ns1' } }],
+    'current-context': 'c',
+    users: [{ name: 'u', user: { token } }],
+  }, null, 2));
+  const opts = await loadKubeconfig({ paths: [join(d, 'config.json')] });
+  assert.equal(opts.namespace, 'ns1');
+  assert.ok((await listPods(opts)).length > 0);
+});
+
 test('exec plugin: token cached until its expiry, then refreshed; the plugin gets args, env and cluster info', async () => {
   const { path, state } = execConfig('exec-token', 'token', 2, proxy.url);
   const opts = await loadKubeconfig({ paths: [path] });

@@ -121,6 +121,7 @@ test("transport: 'fetch' still works in Node, and a custom transport sees every 
   assert.match(seen[0]!.url, /\/api\/v1\/pods\?limit=5$/);
   assert.equal(seen[0]!.headers.Authorization, `Bearer ${token}`);
   assert.equal(seen[0]!.watch, false);
+  assert.equal(seen[0]!.credentials, 'same-origin');
   inner.close();
 });
 
