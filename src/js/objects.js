@@ -57,17 +57,19 @@ function keysOf(keysText) {
 }
 
 // The parse state of one object: the id of its cached version, member names,
-// parsed values, and the text of unparsed members once the version has left
-// the cache (see adoptMembers).
+// parsed values, and the UTF-8 text of unparsed members once the version has
+// left the cache (see adoptMembers).
 class Members {
   constructor(id, keys) {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
-    // Set by adoptMembers: the handed-over bytes, and per member index its
-    // start and end in them.
+    // Set by adoptMembers: the handed-over bytes, per member index its start
+    // and end in them, and how many are still unread (the bytes go with the
+    // last one).
     this.bytes = null;
     this.spans = null;
+    this.unread = 0;
   }
 
   member(key) {
@@ -80,6 +82,8 @@ class Members {
       // Handed over as UTF-8 bytes (see adoptMembers): decoded when read.
       if (this.spans !== null && this.spans[2 * i + 1] !== undefined) {
         text = utf8.decode(this.bytes.subarray(this.spans[2 * i], this.spans[2 * i + 1]));
+        this.spans[2 * i + 1] = undefined;
+        if (--this.unread === 0) this.bytes = this.spans = null;
       } else {
         // The source is a closure into wasm, which does nothing once the
         // module is poisoned: say so instead.
@@ -117,15 +121,20 @@ export function adoptMembers(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
   // One copy and one array of offsets; a view per member only when read.
-  s.bytes = bytes.slice();
-  s.spans = [];
+  const spans = [];
+  let unread = 0;
   for (let t = 0; t + 2 < triples.length; t += 3) {
     const i = triples[t];
-    if (s.values[i] === undefined) {
-      s.spans[2 * i] = triples[t + 1];
-      s.spans[2 * i + 1] = triples[t + 2];
+    if (s.values[i] === undefined && spans[2 * i + 1] === undefined) {
+      spans[2 * i] = triples[t + 1];
+      spans[2 * i + 1] = triples[t + 2];
+      unread++;
     }
   }
+  if (unread === 0) return;
+  s.bytes = bytes.slice();
+  s.spans = spans;
+  s.unread = unread;
 }
 
 // The whole object parsed at once (no layout known), frozen like lazyObject's.
