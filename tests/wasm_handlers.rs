@@ -13,7 +13,7 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect};
 use kubewasm::js::{Informer, InformerFactory, KubeClient};
 use kubewasm::rest::Client;
-use serde_json::json;
+use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
@@ -149,21 +149,23 @@ async fn converge(what: &str, inf: &Informer, map: &Rc<RefCell<State>>, want: &S
     );
 }
 
-#[wasm_bindgen_test]
-async fn handler_map_equals_cache_and_sim_under_random_faults() {
-    let c = sim::client();
-    sim::post(&c, "/sim/faults/clear", json!({})).await;
-    sim::post(
-        &c,
-        "/sim/seed",
-        json!({"namespaces": 3, "pods": 300, "seed": 2}),
-    )
-    .await;
+/// Seed the sim, then start a pods informer whose `on()` handlers keep a
+/// map, and wait for its sync.
+async fn start(c: &Client, seed: Value) -> (InformerFactory, Informer, Rc<RefCell<State>>) {
+    sim::post(c, "/sim/faults/clear", json!({})).await;
+    sim::post(c, "/sim/seed", seed).await;
     let factory = InformerFactory::new(&js_client(), JsValue::UNDEFINED).expect("factory");
     let inf = pods_informer(&factory);
     let map = map_from_handlers(&inf);
     factory.start();
     JsFuture::from(inf.wait_for_sync()).await.expect("sync");
+    (factory, inf, map)
+}
+
+#[wasm_bindgen_test]
+async fn handler_map_equals_cache_and_sim_under_random_faults() {
+    let c = sim::client();
+    let (factory, inf, map) = start(&c, json!({"namespaces": 3, "pods": 300, "seed": 2})).await;
     let want = sim_state(&c).await;
     assert_eq!(*map.borrow(), cache_state(&inf), "at waitForSync");
     assert_eq!(cache_state(&inf), want, "at waitForSync");
@@ -180,18 +182,7 @@ async fn handler_map_equals_cache_and_sim_under_random_faults() {
 #[wasm_bindgen_test]
 async fn handler_map_equals_cache_and_sim_with_20000_objects() {
     let c = sim::client();
-    sim::post(&c, "/sim/faults/clear", json!({})).await;
-    sim::post(
-        &c,
-        "/sim/seed",
-        json!({"namespaces": 10, "pods": 20000, "seed": 3}),
-    )
-    .await;
-    let factory = InformerFactory::new(&js_client(), JsValue::UNDEFINED).expect("factory");
-    let inf = pods_informer(&factory);
-    let map = map_from_handlers(&inf);
-    factory.start();
-    JsFuture::from(inf.wait_for_sync()).await.expect("sync");
+    let (factory, inf, map) = start(&c, json!({"namespaces": 10, "pods": 20000, "seed": 3})).await;
     let want = sim_state(&c).await;
     assert_eq!(want.len(), 20000);
     assert_eq!(

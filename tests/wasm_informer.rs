@@ -7,11 +7,9 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::time::Duration;
 
 use kubewasm::cache::{
-    BackoffOptions, Handler, InformerOptions, Notification, ReflectorOptions, ResourceListWatch,
-    ResourceScope, SharedIndexInformer,
+    Handler, InformerOptions, Notification, ResourceListWatch, ResourceScope, SharedIndexInformer,
 };
 use kubewasm::rest::Client;
 use kubewasm::rt::{real_clock, Clock, Instant, SharedClock, Sleep};
@@ -58,21 +56,6 @@ impl Clock for CountingClock {
     }
 }
 
-fn opts_for_faults() -> InformerOptions {
-    InformerOptions {
-        reflector: ReflectorOptions {
-            // Short steps keep 20 seeds of faults within the suite's time.
-            backoff: BackoffOptions {
-                initial: Duration::from_millis(50),
-                cap: Duration::from_millis(400),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
-
 #[wasm_bindgen_test]
 async fn informer_converges_to_the_sim_under_random_faults() {
     let c = sim::client();
@@ -91,18 +74,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
         ..Default::default()
     };
     let lw = ResourceListWatch::new(c.clone(), scope.clone());
-    let opts = InformerOptions {
-        reflector: ReflectorOptions {
-            // Short steps keep 20 seeds of faults within the suite's time.
-            backoff: BackoffOptions {
-                initial: Duration::from_millis(50),
-                cap: Duration::from_millis(400),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let opts = sim::fault_opts();
     let fired = Rc::new(std::cell::Cell::new(0u64));
     let clock: SharedClock = Rc::new(CountingClock {
         real: real_clock(),
@@ -131,7 +103,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     inf.start();
     inf.wait_for_sync().await;
     // A second informer in streaming watch-list mode rides the same faults.
-    let mut wl_opts = opts_for_faults();
+    let mut wl_opts = sim::fault_opts();
     wl_opts.reflector.use_watch_list = true;
     let inf_wl = SharedIndexInformer::new(
         Rc::new(ResourceListWatch::new(c.clone(), scope)),

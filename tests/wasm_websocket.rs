@@ -14,10 +14,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kubewasm::cache::{
-    BackoffOptions, InformerOptions, ReflectorOptions, ResourceListWatch, ResourceScope,
-    SharedIndexInformer,
-};
+use kubewasm::cache::{ResourceListWatch, ResourceScope, SharedIndexInformer};
 use kubewasm::rest::{
     Client, Config, Error, PatchParams, PatchType, Request, TransportReason, WatchEvent,
     WatchParams, WatchStream, WatchTransport, WatchTransportMode,
@@ -420,17 +417,7 @@ async fn informer_converges_over_websocket_under_random_faults() {
             ..Default::default()
         },
     );
-    let opts = InformerOptions {
-        reflector: ReflectorOptions {
-            backoff: BackoffOptions {
-                initial: Duration::from_millis(50),
-                cap: Duration::from_millis(400),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let opts = sim::fault_opts();
     let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);
     inf.start();
     inf.wait_for_sync().await;

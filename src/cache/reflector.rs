@@ -750,9 +750,8 @@ impl Reflector {
         if !matches!(ev, WatchEvent::Bookmark(_)) && self.wrong_kind(obj) {
             return true;
         }
-        let rv = (track_rv && !obj.resource_version().is_empty())
-            .then(|| obj.resource_version().to_owned());
-        let key = describe(obj);
+        // A handle (a reference count, no copy) for the RV and for a report.
+        let kept = obj.clone();
         let r = match ev {
             WatchEvent::Added(o) => self.fifo.add(o),
             WatchEvent::Modified(o) => self.fifo.update(o),
@@ -761,14 +760,14 @@ impl Reflector {
         };
         if let Err(e) = r {
             self.status.report_failure(Failure {
-                key,
+                key: describe(&kept),
                 reason: e.reason().to_owned(),
                 message: format!("could not queue a watch event: {e}"),
             });
             return false;
         }
-        if let Some(rv) = rv {
-            self.set_last_rv(&rv);
+        if track_rv && !kept.resource_version().is_empty() {
+            self.set_last_rv(kept.resource_version());
         }
         self.status.quiet(|s| {
             s.events_applied += 1;

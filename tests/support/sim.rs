@@ -141,3 +141,20 @@ pub async fn fault_round(c: &Client, seed: u64, websocket: bool) -> Value {
     .await;
     faults
 }
+
+/// Informer options for the fault suites: short backoff steps keep 20 seeds
+/// of faults within the suite's time.
+pub fn fault_opts() -> kubewasm::cache::InformerOptions {
+    use std::time::Duration;
+    kubewasm::cache::InformerOptions {
+        reflector: kubewasm::cache::ReflectorOptions {
+            backoff: kubewasm::cache::BackoffOptions {
+                initial: Duration::from_millis(50),
+                cap: Duration::from_millis(400),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
