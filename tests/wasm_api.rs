@@ -121,9 +121,18 @@ async fn round_trip(c: &Client, resource: &str, body: Value) {
         .expect("apply");
     assert_eq!(o.meta().labels().get("ssa"), Some("1"));
 
-    d.delete(&name, &DeleteParams::default())
+    let deleted = d
+        .delete(&name, &DeleteParams::default())
         .await
         .expect("delete");
+    // Pods come back as the deleted object; a custom resource deleted at once
+    // answers a Status, as the API server does.
+    match (resource, deleted) {
+        ("pods", Deleted::Object(o)) => assert_eq!(o.name(), name),
+        ("pods", other) => panic!("a pod deletion answers the pod: {other:?}"),
+        (_, Deleted::Status(s)) => assert_eq!(s.details.map(|d| d.name), Some(name.clone())),
+        (_, other) => panic!("a deletion at once answers a Status: {other:?}"),
+    }
     let gone = d.get(&name).await.expect_err("deleted");
     assert!(gone.is_not_found(), "{gone}");
 }
@@ -156,7 +165,11 @@ async fn list_all_pages_1200_objects_at_limit_500_in_order() {
                 .json(&json!({"metadata": {"name": ns}})),
         )
         .await;
-    let d = Api::namespaced(c.clone(), m.find("configmaps").expect("configmaps").clone(), &ns);
+    let d = Api::namespaced(
+        c.clone(),
+        m.find("configmaps").expect("configmaps").clone(),
+        &ns,
+    );
     for i in 0..1200 {
         d.create(
             &json!({"metadata": {"name": format!("cm-{i:04}")}, "data": {"i": i.to_string()}}),

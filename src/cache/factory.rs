@@ -5,9 +5,11 @@
 //! cluster-scoped resource is ignored, as its requests ignore it.
 //!
 //! Asking again for a scope with options that shape the cache differently
-//! (transform, indexers, resync period, backoff, backlog bound) is an
-//! [`FactoryError::OptionsConflict`], not a silent reuse of the first
-//! informer: its cache would not be what the second caller asked for.
+//! (transform, resync period, backoff, backlog bound, or an indexer name
+//! bound to another function) is an [`FactoryError::OptionsConflict`], not
+//! a silent reuse of the first informer: its cache would not be what the
+//! second caller asked for. Indexers under new names are added to the
+//! shared informer (an index changes no cached object).
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -17,7 +19,8 @@ use std::rc::{Rc, Weak};
 
 use super::list_watch::{ListerWatcher, ResourceListWatch, ResourceScope};
 use super::selector::{FieldSelector, LabelSelector};
-use super::shared_informer::{InformerOptions, SharedIndexInformer};
+use super::shared_informer::{InformerError, InformerOptions, SharedIndexInformer};
+use super::store::Indexers;
 use crate::rest::Client;
 use crate::rt::SharedClock;
 
@@ -25,7 +28,7 @@ use crate::rt::SharedClock;
 pub type ListerWatcherFactory = Rc<dyn Fn(&ResourceScope) -> Rc<dyn ListerWatcher>>;
 
 /// Why the factory refused to hand out an informer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FactoryError {
     /// The scope's informer exists with other options for `option`.
     OptionsConflict {
@@ -34,6 +37,8 @@ pub enum FactoryError {
         /// The first option found to differ.
         option: &'static str,
     },
+    /// The shared informer refused the added indexers (it has stopped).
+    Informer(InformerError),
 }
 
 impl fmt::Display for FactoryError {
@@ -45,11 +50,19 @@ impl fmt::Display for FactoryError {
                  ask for it with the same options (pass the same functions), or use \
                  another factory for a differently shaped cache"
             ),
+            FactoryError::Informer(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for FactoryError {}
+impl std::error::Error for FactoryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FactoryError::Informer(e) => Some(e),
+            FactoryError::OptionsConflict { .. } => None,
+        }
+    }
+}
 
 /// One shared informer, the options it was made with, and what the layer
 /// above attached to it.
@@ -105,11 +118,11 @@ fn options_conflict(a: &InformerOptions, b: &InformerOptions) -> Option<&'static
     if !same_transform {
         return Some("transform");
     }
-    let same_indexers = a.indexers.len() == b.indexers.len()
-        && a.indexers
-            .iter()
-            .all(|(k, f)| b.indexers.get(k).is_some_and(|g| Rc::ptr_eq(f, g)));
-    if !same_indexers {
+    let rebound = b
+        .indexers
+        .iter()
+        .any(|(k, f)| a.indexers.get(k).is_some_and(|g| !Rc::ptr_eq(f, g)));
+    if rebound {
         return Some("indexers");
     }
     if a.reflector.resync_period != b.reflector.resync_period {
@@ -216,11 +229,22 @@ impl SharedInformerFactory {
     ) -> Result<SharedIndexInformer, FactoryError> {
         let key = Self::scope_key(&scope);
         let opts = opts.unwrap_or_else(|| self.defaults.clone());
-        if let Some(e) = self.informers.borrow().get(&key) {
-            return match options_conflict(&e.options, &opts) {
-                None => Ok(e.informer.clone()),
-                Some(option) => Err(FactoryError::OptionsConflict { scope: key, option }),
-            };
+        if let Some(e) = self.informers.borrow_mut().get_mut(&key) {
+            if let Some(option) = options_conflict(&e.options, &opts) {
+                return Err(FactoryError::OptionsConflict { scope: key, option });
+            }
+            let added: Indexers = opts
+                .indexers
+                .into_iter()
+                .filter(|(k, _)| !e.options.indexers.contains_key(k))
+                .collect();
+            if !added.is_empty() {
+                e.informer
+                    .add_indexers(added.clone())
+                    .map_err(FactoryError::Informer)?;
+                e.options.indexers.extend(added);
+            }
+            return Ok(e.informer.clone());
         }
         let lw = (self.make_lw)(&scope);
         let inf = SharedIndexInformer::new(lw, self.clock.clone(), opts.clone());
@@ -438,12 +462,34 @@ mod tests {
             .err()
             .expect("a conflict");
         assert!(err.to_string().contains("`resync period`"), "{err}");
+        // An indexer under a new name is added; the same name bound to
+        // another function is a conflict.
         let mut ix = with_t;
-        ix.indexers.insert(
-            "by".into(),
-            Rc::new(|_: &crate::rest::KubeObject| Ok(vec![])),
+        let by: crate::cache::IndexFunc =
+            Rc::new(|o: &crate::rest::KubeObject| Ok(vec![o.name().to_owned()]));
+        ix.indexers.insert("by".into(), by);
+        assert!(f
+            .informer(pods(None, None), Some(ix.clone()))
+            .unwrap()
+            .same_as(&a));
+        assert!(
+            a.indexer().by_index("by", "x").is_ok(),
+            "the index was added"
         );
-        assert!(f.informer(pods(None, None), Some(ix)).is_err());
+        assert!(f.informer(pods(None, None), Some(ix.clone())).is_ok());
+        let rebound: crate::cache::IndexFunc = Rc::new(|_: &crate::rest::KubeObject| Ok(vec![]));
+        ix.indexers.insert("by".into(), rebound);
+        let err = f.informer(pods(None, None), Some(ix)).err();
+        assert!(
+            matches!(
+                err,
+                Some(FactoryError::OptionsConflict {
+                    option: "indexers",
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
         assert_eq!(f.len(), 1);
     }
 }
