@@ -42,6 +42,8 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   resource?: string;
   /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
   kind?: string;
+  /** Whether the resource is namespaced: known for built-in resources and from `client.resourceFor`; otherwise assumed `true`. A cluster-scoped resource ignores `namespace`. */
+  namespaced?: boolean;
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
