@@ -229,22 +229,31 @@ impl SharedInformerFactory {
     ) -> Result<SharedIndexInformer, FactoryError> {
         let key = Self::scope_key(&scope);
         let opts = opts.unwrap_or_else(|| self.defaults.clone());
-        if let Some(e) = self.informers.borrow_mut().get_mut(&key) {
-            if let Some(option) = options_conflict(&e.options, &opts) {
-                return Err(FactoryError::OptionsConflict { scope: key, option });
-            }
+        let existing = self.informers.borrow().get(&key).map(|e| {
+            let conflict = options_conflict(&e.options, &opts);
             let added: Indexers = opts
                 .indexers
-                .into_iter()
-                .filter(|(k, _)| !e.options.indexers.contains_key(k))
+                .iter()
+                .filter(|(k, _)| !e.options.indexers.contains_key(*k))
+                .map(|(k, f)| (k.clone(), f.clone()))
                 .collect();
+            (e.informer.clone(), conflict, added)
+        });
+        if let Some((informer, conflict, added)) = existing {
+            if let Some(option) = conflict {
+                return Err(FactoryError::OptionsConflict { scope: key, option });
+            }
             if !added.is_empty() {
-                e.informer
+                // Index functions run over the cache here: no borrow is held,
+                // so one may use the factory.
+                informer
                     .add_indexers(added.clone())
                     .map_err(FactoryError::Informer)?;
-                e.options.indexers.extend(added);
+                if let Some(e) = self.informers.borrow_mut().get_mut(&key) {
+                    e.options.indexers.extend(added);
+                }
             }
-            return Ok(e.informer.clone());
+            return Ok(informer);
         }
         let lw = (self.make_lw)(&scope);
         let inf = SharedIndexInformer::new(lw, self.clock.clone(), opts.clone());
