@@ -59,7 +59,7 @@ export declare class KubeClient {
   constructor(opts: ClientOptions);
   free(): void;
   [Symbol.dispose](): void;
-  /** A client for one resource (any group/version/resource or built-in kind, CRDs included). */
+  /** A client for one resource (any group/version/resource or built-in kind, CRDs included), in `r.namespace` or across all namespaces. */
   resource<T extends KubeObject = KubeObject>(r: ResourceRef): ResourceClient<T>;
   /** Every resource the server offers, every served version; cached for five minutes. */
   discover(): Promise<ApiResourceInfo[]>;

@@ -277,7 +277,10 @@ impl KubeClient {
         Ok(KubeClient { client, discovery })
     }
 
-    /// A client for one resource (any group/version/resource, CRDs included).
+    /// A client for one resource (any group/version/resource, CRDs
+    /// included), in `namespace` or across all namespaces. A namespaced
+    /// resource needs a namespace (here or per call) for the verbs on one
+    /// object and for create; a cluster-scoped one ignores it.
     #[wasm_bindgen(unchecked_return_type = "ResourceClient")]
     pub fn resource(
         &self,
