@@ -15,6 +15,7 @@ use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 use futures::StreamExt;
 
+use crate::api::{Api, ApiResource};
 use crate::rest::{
     Client, Error, ListHooks, ListParams, ObjectList, OnItem, Request, WatchEvent, WatchParams,
 };
@@ -59,21 +60,72 @@ pub trait ListerWatcher {
     }
 }
 
-/// Which objects a [`ResourceListWatch`] covers.
+/// Which objects a [`ResourceListWatch`] covers: a resource, a namespace
+/// (or all of them) and the selectors sent to the server.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ResourceScope {
-    /// API group (`""` for core).
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Plural resource name.
-    pub resource: String,
-    /// Namespace, or all namespaces.
+    /// The resource.
+    pub resource: ApiResource,
+    /// Namespace, or all namespaces (ignored for a cluster-scoped resource).
     pub namespace: Option<String>,
     /// Label selector sent to the server.
     pub label_selector: Option<String>,
     /// Field selector sent to the server.
     pub field_selector: Option<String>,
+}
+
+impl ResourceScope {
+    /// Every object of `resource`, in every namespace.
+    pub fn new(resource: ApiResource) -> Self {
+        ResourceScope {
+            resource,
+            ..Default::default()
+        }
+    }
+
+    /// Only objects in `namespace` (empty: all namespaces).
+    #[must_use]
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.namespace = (!namespace.is_empty()).then(|| namespace.to_owned());
+        self
+    }
+
+    /// Only objects matching this label selector.
+    #[must_use]
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Only objects matching this field selector.
+    #[must_use]
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// The namespace requests go to: `None` across all namespaces and for a
+    /// cluster-scoped resource.
+    pub fn effective_namespace(&self) -> Option<&str> {
+        self.namespace
+            .as_deref()
+            .filter(|n| self.resource.namespaced && !n.is_empty())
+    }
+
+    /// The resource handle for this scope's resource and namespace.
+    pub fn api(&self, client: Client) -> Api {
+        Api::namespaced(
+            client,
+            self.resource.clone(),
+            self.namespace.as_deref().unwrap_or(""),
+        )
+    }
+}
+
+impl From<&ApiResource> for ResourceScope {
+    fn from(resource: &ApiResource) -> Self {
+        ResourceScope::new(resource.clone())
+    }
 }
 
 /// A hook that adjusts list/watch parameters (client-go's `TweakListOptionsFunc`).
@@ -82,7 +134,7 @@ pub type TweakParams = Rc<dyn Fn(&mut ListParams, &mut WatchParams)>;
 /// Lists and watches a resource through the REST client.
 #[derive(Clone)]
 pub struct ResourceListWatch {
-    client: Client,
+    api: Api,
     scope: ResourceScope,
     /// A watch that receives nothing (not even a bookmark) for this long is
     /// treated as dead: the stream yields a timeout error and the reflector
@@ -127,7 +179,7 @@ impl ResourceListWatch {
     /// a real API server sends a bookmark about once a minute.
     pub fn new(client: Client, scope: ResourceScope) -> Self {
         ResourceListWatch {
-            client,
+            api: scope.api(client),
             scope,
             idle_timeout: Some(Duration::from_secs(90)),
             tweak: None,
@@ -163,10 +215,9 @@ impl ResourceListWatch {
         &self.scope
     }
 
-    fn base(&self, req: Request) -> Request {
-        req.group_version(&self.scope.group, &self.scope.version)
-            .namespace_opt(self.scope.namespace.as_deref())
-            .resource(&self.scope.resource)
+    /// The resource handle requests go through.
+    pub fn api(&self) -> &Api {
+        &self.api
     }
 
     fn apply_scope(&self, mut lp: ListParams, mut wp: WatchParams) -> (ListParams, WatchParams) {
@@ -201,8 +252,8 @@ impl ListerWatcher for ResourceListWatch {
             WatchParams::default(),
         );
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        let base = self.base(Request::get());
-        let client = self.client.clone();
+        let base = self.api.collection_request(Request::get());
+        let client = self.api.client().clone();
         let slot = self.prefetch.clone();
         let prefetch_pages = self.prefetch_pages;
         // A page prefetched for other parameters is of no use: drop (abort) it.
@@ -246,11 +297,14 @@ impl ListerWatcher for ResourceListWatch {
 
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
         let (_, wp) = self.apply_scope(ListParams::default(), params);
-        let mut req = self.base(Request::get()).watch_params(&wp);
+        let mut req = self
+            .api
+            .collection_request(Request::get())
+            .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             req = req.idle_timeout(d);
         }
-        let client = self.client.clone();
+        let client = self.api.client().clone();
         let last = self.transport.clone();
         Box::pin(async move {
             let stream = client.watch(&req).await?;
@@ -423,6 +477,7 @@ mod tests {
     use serde_json::json;
 
     use super::{ListerWatcher, ResourceListWatch, ResourceScope};
+    use crate::api::ApiResource;
     use crate::rest::{Client, Config, FakeResponse, FakeTransport, ListParams};
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};
 
@@ -447,12 +502,8 @@ mod tests {
         cfg.rate_limit = None;
         let c = Client::with_transport(cfg, Rc::new(t.clone()), FakeClock::new().shared())
             .expect("client");
-        let scope = ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            label_selector: Some("app=web".into()),
-            ..Default::default()
-        };
+        let scope =
+            ResourceScope::new(ApiResource::builtin("pods").expect("pods")).labels("app=web");
         (t, ResourceListWatch::new(c, scope))
     }
 
