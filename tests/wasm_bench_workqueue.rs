@@ -11,7 +11,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use kubewasm::rt::{real_clock, yield_now, FakeClock, Instant, Rng, SharedClock};
+use kubewasm::rt::{real_clock, yield_now, Instant, SharedClock};
+use kubewasm::testing::{FakeClock, Rng};
 use kubewasm::workqueue::{
     run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled, WorkerOptions,
 };

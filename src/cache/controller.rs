@@ -78,7 +78,7 @@ pub struct ApplyFailure {
 /// removed (and `on_delete` told) so the cache never serves a version it
 /// knows to be stale; the remaining deltas are applied; the last failure is
 /// returned.
-pub fn process_deltas(
+pub(crate) fn process_deltas(
     indexer: &Indexer,
     popped: &Popped,
     handler: &dyn DeltaHandler,

@@ -23,10 +23,11 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
-use super::fx::FxHashMap;
 use super::keys::{object_key, DeltaObject, KeyError, Tombstone};
 use super::store::Indexer;
+use super::store::Transformer;
 use crate::rest::KubeObject;
+use crate::rt::fx::FxHashMap;
 use crate::rt::Notify;
 
 /// What happened to an object.
@@ -90,9 +91,6 @@ impl KnownObjects for Indexer {
         self.for_each(|k, o| f(k, o));
     }
 }
-
-/// Transforms each incoming object once, before it is queued (DF-14).
-pub type Transformer = Rc<dyn Fn(KubeObject) -> Result<KubeObject, String>>;
 
 /// Why a queue operation failed (nothing was queued).
 #[derive(Clone, Debug, PartialEq, Eq)]

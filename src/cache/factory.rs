@@ -154,7 +154,7 @@ impl SharedInformerFactory {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::cache::list_watch::ScriptedListerWatcher;
+    use crate::cache::scripted::ScriptedListerWatcher;
     use crate::rt::{block_on, run_until_stalled, FakeClock};
 
     fn factory() -> (

@@ -18,7 +18,6 @@
 //! | PG-01..04 | `api/pager.rs` | `api::tests::pg_01_to_04_pager_rules` |
 
 mod delta_fifo;
-pub(crate) mod fx;
 mod index;
 mod keys;
 mod lister;
@@ -31,7 +30,6 @@ mod tests;
 
 pub use delta_fifo::{
     Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, SkippedObject,
-    Transformer,
 };
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
 pub use lister::{Lister, NotFound};
@@ -41,7 +39,7 @@ pub use selector::{
 };
 pub use store::{
     label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,
-    Indexer, Indexers, StoreError, StoreTransformer, NAMESPACE_INDEX,
+    Indexer, Indexers, StoreError, Transformer, NAMESPACE_INDEX,
 };
 
 // informer layer
@@ -50,24 +48,27 @@ mod factory;
 mod list_watch;
 mod processor;
 mod reflector;
+#[cfg(any(test, feature = "testing"))]
+mod scripted;
 mod shared_informer;
 mod status;
 
-pub use controller::{process_deltas, ApplyFailure, Controller, ControllerOptions, DeltaHandler};
+pub use controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
 pub use factory::{ListerWatcherFactory, SharedInformerFactory};
-pub use list_watch::{
-    Call, EventStream, ListerWatcher, ResourceListWatch, ResourceScope, ScriptedListerWatcher,
-    TweakParams,
-};
-pub use processor::{
-    effective_resync_period, Handler, Notification, Registration, MIN_RESYNC_PERIOD,
-};
+pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
+pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
 pub use reflector::{
-    is_too_large_resource_version, BackoffManager, BackoffOptions, Reflector, ReflectorOptions,
-    ShouldResync, WatchErrorHandler, DEFAULT_PAGE_SIZE,
+    Reflector, ReflectorOptions, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
+    DEFAULT_PAGE_SIZE, DEFAULT_REFLECTOR_BACKOFF,
 };
 pub use shared_informer::{
-    metadata_only, resync_period, strip_managed_fields, wait_for_cache_sync, InformerError,
-    InformerOptions, SharedIndexInformer,
+    metadata_only, strip_managed_fields, wait_for_cache_sync, InformerError, InformerOptions,
+    SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
+
+/// The cache layer's test support (see [`crate::testing`]).
+#[cfg(feature = "testing")]
+pub(crate) mod testing {
+    pub use super::scripted::{Call, ScriptedListerWatcher};
+}

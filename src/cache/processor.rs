@@ -219,7 +219,7 @@ impl Listener {
 }
 
 /// client-go's `determineResyncPeriod` (SI-07).
-pub fn effective_resync_period(requested: Duration, check: Duration) -> Duration {
+pub(crate) fn effective_resync_period(requested: Duration, check: Duration) -> Duration {
     if requested.is_zero() || check.is_zero() {
         Duration::ZERO
     } else {

@@ -94,7 +94,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
-use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects, Transformer};
+use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
 use super::keys::DeltaObject;
 use super::list_watch::ListerWatcher;
 use super::processor::{
@@ -102,6 +102,7 @@ use super::processor::{
 };
 use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
+use super::store::Transformer;
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
@@ -224,13 +225,6 @@ pub fn strip_managed_fields() -> Transformer {
 /// (metadata-only informers), managedFields dropped.
 pub fn metadata_only() -> Transformer {
     Rc::new(|obj: KubeObject| Ok(obj.metadata_only()))
-}
-
-/// Milliseconds (from JS) to a resync period; non-positive or non-finite = none.
-pub fn resync_period(ms: f64) -> Option<Duration> {
-    (ms.is_finite() && ms > 0.0)
-        .then(|| Duration::try_from_secs_f64(ms / 1000.0).ok())
-        .flatten()
 }
 
 impl SharedIndexInformer {

@@ -23,10 +23,10 @@ use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
 use crate::cache::{
-    metadata_only, resync_period, strip_managed_fields, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
-    Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
-    SharedIndexInformer, SharedInformerFactory, Transformer,
+    metadata_only, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler, IndexFunc,
+    Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister, Notification,
+    ReflectorOptions, Registration, ResourceScope, SharedIndexInformer, SharedInformerFactory,
+    Transformer,
 };
 use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
@@ -841,14 +841,15 @@ impl InformerFactory {
             reflector: ReflectorOptions::default(),
             ..Default::default()
         };
-        io.reflector.resync_period = options::number(&opts, "resyncMs")?.and_then(resync_period);
+        io.reflector.resync_period =
+            options::number(&opts, "resyncMs")?.and_then(options::resync_period);
         if let Some(b) = options::prop(&opts, "backoff") {
             let bo = &mut io.reflector.backoff;
             if let Some(ms) = options::number(&b, "initialMs")? {
                 bo.initial = options::millis(ms);
             }
             if let Some(ms) = options::number(&b, "capMs")? {
-                bo.cap = options::millis(ms);
+                bo.max = options::millis(ms);
             }
         }
         io.max_pending =

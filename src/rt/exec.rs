@@ -104,6 +104,7 @@ mod platform {
         YieldOnce(false).await
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn run_until_stalled() {
         POOL.with(|p| p.borrow_mut().run_until_stalled());
     }
@@ -115,7 +116,7 @@ mod platform {
 
 /// Run every spawned task on this thread until none can make progress (native
 /// tests only). Must not be called from inside a task.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "testing")))]
 pub fn run_until_stalled() {
     platform::run_until_stalled()
 }

@@ -12,7 +12,7 @@ use super::watch_list::watch_list_resource_version;
 use super::*;
 use crate::cache::controller::{process_deltas, DeltaHandler};
 use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
-use crate::cache::list_watch::{Call, ScriptedListerWatcher};
+use crate::cache::scripted::{Call, ScriptedListerWatcher};
 use crate::cache::store::Indexer;
 use crate::rest::{ObjectList, Status, StatusCause, StatusDetails};
 use crate::rt::{run_until_stalled, spawn_local, Clock, FakeClock, TaskHandle};
@@ -122,12 +122,11 @@ impl Rig {
     /// Fixed 1 s backoff steps without jitter: easy to step through.
     fn opts() -> ReflectorOptions {
         ReflectorOptions {
-            backoff: BackoffOptions {
+            backoff: Backoff {
                 initial: Duration::from_secs(1),
                 factor: 1.0,
-                cap: Duration::from_secs(1),
+                max: Duration::from_secs(1),
                 jitter: 0.0,
-                ..Default::default()
             },
             ..Default::default()
         }

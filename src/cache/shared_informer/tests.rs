@@ -10,9 +10,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::cache::list_watch::ScriptedListerWatcher;
-use crate::cache::reflector::BackoffOptions;
+use crate::cache::scripted::ScriptedListerWatcher;
 use crate::rest::{Error, ObjectList, Status, WatchEvent};
+use crate::rt::Backoff;
 use crate::rt::{block_on, run_until_stalled, FakeClock};
 
 fn obj(key: &str, rv: u64) -> KubeObject {
@@ -77,12 +77,11 @@ impl Drop for Rig {
 fn opts() -> InformerOptions {
     InformerOptions {
         reflector: ReflectorOptions {
-            backoff: BackoffOptions {
+            backoff: Backoff {
                 initial: Duration::from_secs(1),
                 factor: 1.0,
-                cap: Duration::from_secs(1),
+                max: Duration::from_secs(1),
                 jitter: 0.0,
-                ..Default::default()
             },
             ..Default::default()
         },
