@@ -390,7 +390,7 @@ async fn budget_sends_the_fifth_watch_over_websocket() {
 
 fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    inf.indexer().for_each(|k, o| {
+    inf.store().for_each(|k, o| {
         m.insert(k.to_owned(), o.resource_version().to_owned());
     });
     m

@@ -21,6 +21,7 @@ mod delta_fifo;
 mod index;
 mod keys;
 mod lister;
+mod reader;
 mod selector;
 mod slots;
 mod store;
@@ -33,6 +34,7 @@ pub use delta_fifo::{
 };
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
 pub use lister::{Lister, NotFound};
+pub use reader::Store;
 pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
     Operator, Requirement, SelectorError, SelectorErrorKind, MAX_SELECTOR_BYTES,

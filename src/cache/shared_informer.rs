@@ -97,9 +97,11 @@ use super::controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandle
 use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
 use super::keys::DeltaObject;
 use super::list_watch::ListerWatcher;
+use super::lister::Lister;
 use super::processor::{
     Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
 };
+use super::reader::Store;
 use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
 use super::store::Transformer;
@@ -256,9 +258,21 @@ impl SharedIndexInformer {
         }
     }
 
-    /// The store (SI-01: store and indexer are the same object). Listers
-    /// and snapshots read it; clones are cheap handles to the same data.
-    pub fn indexer(&self) -> &Indexer {
+    /// The cache, read-only: every read sees the latest state the informer
+    /// applied. Only the informer writes to it (see [`Store`]).
+    pub fn store(&self) -> Store {
+        self.inner.indexer.reader()
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister {
+        Lister::new(self.store())
+    }
+
+    /// The cache's write side (SI-01: store and indexer are the same
+    /// object), for the crate's own bindings.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn indexer(&self) -> &Indexer {
         &self.inner.indexer
     }
 

@@ -1256,7 +1256,7 @@ impl Informer {
     /// A lister over the cache.
     pub fn lister(&self) -> Lister {
         Lister {
-            lister: RustLister::new(self.state.inf.indexer().clone()),
+            lister: self.state.inf.lister(),
             _hold: Hold::new(&self.state),
         }
     }
@@ -1357,7 +1357,7 @@ impl ScopedView {
                 return e.array.clone();
             }
         }
-        let lister = RustLister::new(self.state.inf.indexer().clone());
+        let lister = self.state.inf.lister();
         let mut objs = Vec::new();
         lister.for_each_in(self.namespace.as_deref(), &self.selector, |o| {
             if self.fields.is_empty() || self.fields.matches(o) {
@@ -1445,7 +1445,7 @@ impl Lister {
     pub fn by_index(&self, index_name: String, value: String) -> Result<Array, JsValue> {
         let objs = self
             .lister
-            .indexer()
+            .store()
             .by_index(&index_name, &value)
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         Ok(objs.iter().map(to_js).collect())

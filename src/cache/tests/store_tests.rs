@@ -582,7 +582,7 @@ proptest! {
         if tier_indexed {
             store.add_label_index("tier").unwrap();
         }
-        let lister = Lister::new(store.clone());
+        let lister = Lister::new(store.reader());
         let mut model: BTreeMap<String, KubeObject> = BTreeMap::new();
         for op in ops {
             match op {
