@@ -17,7 +17,7 @@ mod native {
     use kubewasm::rt::{block_on, real_clock};
     use kubewasm::testing::{run_until_stalled, FakeClock, Rng};
     use kubewasm::workqueue::{
-        run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled,
+        run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled, WorkQueue,
         WorkerOptions,
     };
 

@@ -5,10 +5,11 @@
 //! Layering follows client-go's `util/workqueue`:
 //!
 //! * [`Queue`] — deduplicating FIFO with processing tracking (`queue.rs`).
-//! * [`DelayingQueue`] — adds `add_after`; derefs to [`Queue`] (`delaying.rs`).
+//! * [`WorkQueue`] — the operations every queue offers (`interface.rs`).
+//! * [`DelayingQueue`] — a queue that adds `add_after` (`delaying.rs`).
 //! * [`RateLimiter`] and its implementations (`rate_limiters.rs`).
-//! * [`RateLimitingQueue`] — adds `add_rate_limited`/`forget`/`num_requeues`;
-//!   derefs to [`DelayingQueue`] (`rate_limiting_queue.rs`).
+//! * [`RateLimitingQueue`] — a delaying queue that adds
+//!   `add_rate_limited`/`forget`/`num_requeues` (`rate_limiting_queue.rs`).
 //! * [`QueueMetrics`] snapshots and [`DurationSummary`] histograms (`metrics.rs`).
 //! * [`run_workers`] — N async workers around a reconcile function (`worker.rs`).
 //!
@@ -66,6 +67,7 @@
 //! | workers | backoff then success and forget; requeue paths; no self-concurrency (60 seeds); stop drains; abort pairs done; time-sliced yield | `worker_tests::workers_fail_three_times_then_succeed_with_backoff`, `workers_requeue_and_requeue_after_paths`, `workers_never_reconcile_an_item_concurrently_with_itself`, `workers_run_concurrently_and_stop_gracefully`, `workers_abort_still_marks_in_flight_done`, `workers_yield_to_other_tasks_after_a_time_slice` |
 
 mod delaying;
+mod interface;
 mod metrics;
 mod queue;
 mod rate_limiters;
@@ -76,6 +78,7 @@ mod worker;
 mod tests;
 
 pub use delaying::DelayingQueue;
+pub use interface::WorkQueue;
 pub use metrics::{bucket_upper_bounds, DurationSummary, QueueMetrics, BUCKET_COUNT};
 pub use queue::{FifoOrder, Get, Queue, QueueConfig, QueueOrder};
 pub use rate_limiters::{

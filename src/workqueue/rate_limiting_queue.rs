@@ -1,17 +1,18 @@
 //! The rate-limited queue (client-go `util/workqueue/rate_limiting_queue.go`).
 
 use std::hash::Hash;
-use std::ops::Deref;
 use std::time::Duration;
 
 use super::delaying::DelayingQueue;
-use super::queue::QueueConfig;
+use super::interface::WorkQueue;
+use super::metrics::QueueMetrics;
+use super::queue::{Queue, QueueConfig};
 use super::rate_limiters::{default_controller_rate_limiter, SharedRateLimiter};
 use crate::rt::SharedClock;
 
 /// A [`DelayingQueue`] with a [`RateLimiter`](super::RateLimiter) deciding
-/// retry delays (RLM-07). Derefs to the delaying queue (and through it to the
-/// [`Queue`](super::Queue)). Cloning gives another handle to the same queue.
+/// retry delays (RLM-07); the queue operations come from [`WorkQueue`].
+/// Cloning gives another handle to the same queue.
 pub struct RateLimitingQueue<T> {
     delaying: DelayingQueue<T>,
     limiter: SharedRateLimiter<T>,
@@ -26,10 +27,13 @@ impl<T> Clone for RateLimitingQueue<T> {
     }
 }
 
-impl<T> Deref for RateLimitingQueue<T> {
-    type Target = DelayingQueue<T>;
-    fn deref(&self) -> &DelayingQueue<T> {
-        &self.delaying
+impl<T: Hash + Eq + Clone + 'static> WorkQueue<T> for RateLimitingQueue<T> {
+    fn queue(&self) -> &Queue<T> {
+        self.delaying.queue()
+    }
+
+    fn metrics(&self) -> QueueMetrics {
+        self.delaying.metrics()
     }
 }
 
@@ -72,6 +76,16 @@ impl<T: Hash + Eq + Clone + 'static> RateLimitingQueue<T> {
         let d = self.limiter.when(&item);
         self.delaying.add_after(item, d);
         d
+    }
+
+    /// Add `item` once `d` has elapsed (see [`DelayingQueue::add_after`]).
+    pub fn add_after(&self, item: T, d: Duration) {
+        self.delaying.add_after(item, d)
+    }
+
+    /// Number of items waiting for their delay to pass.
+    pub fn delayed_len(&self) -> usize {
+        self.delaying.delayed_len()
     }
 
     /// Reset the limiter's history for `item`. Does not touch queue membership:

@@ -24,6 +24,7 @@ use std::hash::Hash;
 use std::rc::Rc;
 use std::time::Duration;
 
+use super::interface::WorkQueue;
 use super::queue::Queue;
 use super::rate_limiting_queue::RateLimitingQueue;
 use crate::rt::{spawn_local, yield_now, Notify, TaskHandle};
