@@ -261,6 +261,7 @@ impl Discovery {
     }
 
     /// Change the cache TTL.
+    #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self

@@ -179,18 +179,21 @@ impl Controller {
     }
 
     /// Receive every version the store refused (CT-07).
+    #[must_use]
     pub fn with_on_failure(mut self, f: Rc<dyn Fn(ApplyFailure)>) -> Self {
         self.on_failure = Some(f);
         self
     }
 
     /// Fire `drained` after every turn (the reflector's back-pressure signal).
+    #[must_use]
     pub fn with_drained(mut self, drained: Notify) -> Self {
         self.drained = drained;
         self
     }
 
     /// Call `f` after every turn (sync detection, status counters).
+    #[must_use]
     pub fn with_on_turn(mut self, f: Rc<dyn Fn()>) -> Self {
         self.on_turn = Some(f);
         self

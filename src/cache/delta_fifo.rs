@@ -110,7 +110,14 @@ impl fmt::Display for FifoError {
     }
 }
 
-impl std::error::Error for FifoError {}
+impl std::error::Error for FifoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FifoError::Key(e) => Some(e),
+            FifoError::Transform(_) => None,
+        }
+    }
+}
 
 impl FifoError {
     /// A `Status`-style reason: `Invalid` (no valid key) or `TransformFailed`.

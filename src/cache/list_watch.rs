@@ -120,12 +120,14 @@ impl ResourceListWatch {
     }
 
     /// Adjust every request's parameters.
+    #[must_use]
     pub fn with_tweak(mut self, tweak: TweakParams) -> Self {
         self.tweak = Some(tweak);
         self
     }
 
     /// Declare that the server does not support streaming watch-list.
+    #[must_use]
     pub fn without_watch_list(mut self) -> Self {
         self.watch_list = false;
         self
@@ -134,6 +136,7 @@ impl ResourceListWatch {
     /// Request LIST pages one at a time (by default the next page is
     /// requested before the current one is decoded, which holds two pages in
     /// memory at once: turn it off under a tight memory budget).
+    #[must_use]
     pub fn without_prefetch(mut self) -> Self {
         self.prefetch_pages = false;
         self

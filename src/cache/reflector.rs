@@ -223,12 +223,14 @@ impl Reflector {
     }
 
     /// Receive the errors that end a cycle (RL-17).
+    #[must_use]
     pub fn with_error_handler(mut self, h: Option<WatchErrorHandler>) -> Self {
         self.on_error = h;
         self
     }
 
     /// Gate each periodic resync (RL-18; the informer asks its listeners, SI-08).
+    #[must_use]
     pub fn with_should_resync(mut self, f: Option<ShouldResync>) -> Self {
         self.should_resync = f;
         self
@@ -236,6 +238,7 @@ impl Reflector {
 
     /// Call `f` after every `Replace` into the queue (an empty list leaves
     /// nothing to pop, so the consumer learns of the sync this way).
+    #[must_use]
     pub fn with_on_replace(mut self, f: Option<Rc<dyn Fn()>>) -> Self {
         self.on_replace = f;
         self

@@ -152,7 +152,14 @@ impl fmt::Display for InformerError {
     }
 }
 
-impl std::error::Error for InformerError {}
+impl std::error::Error for InformerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InformerError::Store(e) => Some(e),
+            InformerError::Stopped | InformerError::AlreadyStarted => None,
+        }
+    }
+}
 
 struct Inner {
     lw: Rc<dyn ListerWatcher>,

@@ -122,7 +122,14 @@ impl fmt::Display for StoreError {
     }
 }
 
-impl std::error::Error for StoreError {}
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Key(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl StoreError {
     /// A `Status`-style reason for reports: `Invalid` (no key),
@@ -330,6 +337,7 @@ impl Indexer {
 
     /// A store whose objects pass through `transform` on add, update and
     /// replace — not on delete (ST-05).
+    #[must_use]
     pub fn with_transformer(self, transform: Transformer) -> Self {
         if let Ok(mut t) = self.inner.transformer.try_borrow_mut() {
             *t = Some(transform);

@@ -205,18 +205,21 @@ impl Config {
     }
 
     /// Set a fixed bearer token.
+    #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.auth = Auth::Bearer(token.into());
         self
     }
 
     /// Set a per-request token provider.
+    #[must_use]
     pub fn token_provider(mut self, p: impl TokenProvider + 'static) -> Self {
         self.auth = Auth::provider(p);
         self
     }
 
     /// Add a header to every request.
+    #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self

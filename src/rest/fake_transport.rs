@@ -75,6 +75,7 @@ impl FakeResponse {
     }
 
     /// Add a header.
+    #[must_use]
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers
             .push((name.to_ascii_lowercase(), value.to_string()));
@@ -82,12 +83,14 @@ impl FakeResponse {
     }
 
     /// The whole body as one chunk.
+    #[must_use]
     pub fn body(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.body = FakeBody::Chunks(vec![bytes.into()]);
         self
     }
 
     /// The body as the given chunks.
+    #[must_use]
     pub fn chunks(mut self, chunks: Vec<Vec<u8>>) -> Self {
         self.body = FakeBody::Chunks(chunks);
         self

@@ -75,6 +75,7 @@ impl<T, E> WorkerOptions<T, E> {
     }
 
     /// Set the error hook.
+    #[must_use]
     pub fn on_error(mut self, hook: impl Fn(&T, E) + 'static) -> Self {
         self.on_error = Some(Rc::new(hook));
         self

@@ -114,6 +114,7 @@ impl KubeObject {
     /// This object without `metadata.managedFields`, cut out of the bytes
     /// (no re-encoding; the parsed metadata is reused). The object itself
     /// when it has none.
+    #[must_use]
     pub fn without_managed_fields(self) -> KubeObject {
         let Some((start, end)) = self.0.spans.managed_fields else {
             return self;
@@ -147,6 +148,7 @@ impl KubeObject {
 
     /// Only `apiVersion`, `kind` and `metadata` (without managedFields), for
     /// metadata-only caches; built from the bytes, not re-encoded.
+    #[must_use]
     pub fn metadata_only(self) -> KubeObject {
         let obj = self.without_managed_fields();
         let meta_bytes = obj
