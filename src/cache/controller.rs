@@ -61,7 +61,7 @@ pub trait DeltaHandler {
     }
 }
 
-/// A version the store refused (see [`process_deltas`]).
+/// A version the store refused (see `process_deltas`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApplyFailure {
     /// The popped key.
@@ -200,6 +200,7 @@ impl Controller {
     }
 
     /// Whether the queue's initial population has been applied (CT-12).
+    #[cfg(test)]
     pub fn has_synced(&self) -> bool {
         self.fifo.has_synced()
     }

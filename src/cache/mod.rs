@@ -55,7 +55,6 @@ mod scripted;
 mod shared_informer;
 mod status;
 
-pub use controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
 pub use factory::{ListerWatcherFactory, SharedInformerFactory};
 pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
 pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};

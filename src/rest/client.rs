@@ -115,8 +115,8 @@ impl Client {
         )
     }
 
-    /// A client over any transport and clock (tests use
-    /// [`FakeTransport`](super::FakeTransport) and a `FakeClock`).
+    /// A client over any transport and clock (tests use the fake transport
+    /// and clock of the `testing` feature).
     pub fn with_transport(
         config: Config,
         transport: Rc<dyn Transport>,

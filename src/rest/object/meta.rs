@@ -11,7 +11,7 @@ use super::super::Error;
 /// The parsed part of `metadata` that the cache, selectors and indexes use.
 ///
 /// Annotations are not kept here (they can be large, e.g. the last-applied
-/// configuration); read them on demand with [`KubeObject::annotations`].
+/// configuration); read them on demand with [`KubeObject::annotations`](super::KubeObject::annotations).
 ///
 /// The strings live in one buffer addressed by ranges: an object's metadata
 /// is one allocation, not one per field, which matters on a busy watch

@@ -106,7 +106,8 @@ impl KubeObject {
     }
 
     /// Top-level member `i` (in [`layout`](Self::layout) order): its key as
-    /// written and its value's JSON text (see [`layout_member`]).
+    /// written between its quotes (escapes not decoded) and its value's JSON
+    /// text; `None` past the last member.
     pub fn member(&self, i: usize) -> Option<(&str, &str)> {
         layout_member(&self.0.raw, &self.0.spans.layout, i)
     }
