@@ -200,7 +200,7 @@ impl Controller {
     }
 
     /// Whether the queue's initial population has been applied (CT-12).
-    #[cfg(test)]
+    #[cfg(all(test, not(target_arch = "wasm32")))]
     pub fn has_synced(&self) -> bool {
         self.fifo.has_synced()
     }

@@ -31,6 +31,7 @@ mod framer;
 mod js_transport;
 mod limiter;
 mod list;
+mod list_decoder;
 mod object;
 mod params;
 mod request;
@@ -55,6 +56,7 @@ pub use fetch::FetchTransport;
 #[cfg(target_arch = "wasm32")]
 pub use js_transport::JsTransport;
 pub use list::ObjectList;
+pub use list_decoder::OnContinue;
 pub use object::{Extension, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject};
 pub use params::{
     DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,
@@ -66,7 +68,8 @@ pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, Watc
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) use fake_transport::{FakeResponse, FakeTransport};
-pub(crate) use list::{decode_list, peek_continue};
+#[cfg(test)]
+pub(crate) use list::decode_list;
 
 /// The REST layer's test support (see [`crate::testing`]).
 #[cfg(feature = "testing")]
