@@ -6,16 +6,8 @@
 //! (raw JSON + parsed metadata, shared by reference count), so the queue,
 //! the store, every index bucket and every handler share one copy.
 //!
-//! Behaviour coverage (IDs from the client-go behaviour specification):
-//!
-//! | IDs | where | tests |
-//! |---|---|---|
-//! | KF-01..03 | `keys.rs` | `keys::tests::kf_*` |
-//! | ST-01..14 (ST-15 transactions are not provided) | `store.rs` | `tests::store_tests::st_*` |
-//! | LS | `selector.rs`, `lister.rs` | `selector::tests::ls_*`, `lister::tests::ls_*` |
-//! | DF-01..14 | `delta_fifo.rs` | `tests::fifo_tests::df_*` |
-//! | RL, PG (reflector side), CT, SI | informer layer | the table in `shared_informer.rs` |
-//! | PG-01..04 | `api/pager.rs` | `api::tests::pg_01_to_04_pager_rules` |
+//! The behaviours followed (client-go's, with the IDs used in test names)
+//! and the tests that check them are listed in `docs/behaviours.md`.
 
 mod delta_fifo;
 mod index;

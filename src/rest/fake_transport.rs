@@ -3,8 +3,7 @@
 //! from the test, and inspect the requests that were made.
 //!
 //! ```
-//! use kubewasm::rest::{FakeResponse, FakeTransport, Transport};
-//! # use kubewasm::rest::{HttpRequest, Method, CredentialsMode};
+//! use kubewasm::testing::{FakeResponse, FakeTransport};
 //! let t = FakeTransport::new();
 //! t.push(FakeResponse::json(200, &serde_json::json!({"kind": "Pod"})));
 //! let (watch, tx) = FakeResponse::streaming(200);

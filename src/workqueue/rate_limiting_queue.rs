@@ -13,6 +13,25 @@ use crate::rt::SharedClock;
 /// A [`DelayingQueue`] with a [`RateLimiter`](super::RateLimiter) deciding
 /// retry delays (RLM-07); the queue operations come from [`WorkQueue`].
 /// Cloning gives another handle to the same queue.
+///
+/// ```
+/// use kubewasm::rt::{block_on, real_clock};
+/// use kubewasm::workqueue::{RateLimitingQueue, WorkQueue};
+///
+/// let queue = RateLimitingQueue::with_default_limiter(real_clock());
+/// queue.add("default/web-1".to_string());
+/// queue.add("default/web-1".to_string()); // still waiting: queued once
+/// assert_eq!(queue.len(), 1);
+/// block_on(async {
+///     let key = queue.get().await.expect("an item is waiting");
+///     // Reconcile `key`; on failure retry later with
+///     // `queue.add_rate_limited(key.clone())` instead of forgetting it.
+///     queue.forget(&key);
+///     queue.done(&key);
+/// });
+/// queue.shut_down();
+/// assert!(queue.is_empty());
+/// ```
 pub struct RateLimitingQueue<T> {
     delaying: DelayingQueue<T>,
     limiter: SharedRateLimiter<T>,
