@@ -247,18 +247,9 @@ mod tests {
     use super::*;
     use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
     use crate::cache::keys::Tombstone;
+    use crate::rest::fixtures::obj;
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};
-    use serde_json::json;
     use std::cell::RefCell;
-
-    fn obj(key: &str, rv: u64) -> KubeObject {
-        let (ns, name) = key.split_once('/').unwrap_or(("", key));
-        let mut meta = json!({"name": name, "resourceVersion": rv.to_string()});
-        if !ns.is_empty() {
-            meta["namespace"] = json!(ns);
-        }
-        KubeObject::from_value(&json!({"metadata": meta})).unwrap()
-    }
 
     #[derive(Default)]
     struct Rec(RefCell<Vec<String>>);

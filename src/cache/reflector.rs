@@ -2,7 +2,7 @@
 //! then watching from the list's resourceVersion, and recovering from every
 //! way a watch can end.
 //!
-//! Recovery rules (client-go's, IDs from the behaviour specification):
+//! Recovery rules (client-go's, IDs defined in `docs/behaviours.md`):
 //!
 //! | what happened | what the reflector does |
 //! |---|---|

@@ -43,6 +43,8 @@ mod watch_transport;
 mod websocket;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) mod fixtures;
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 pub use client::{Client, Response};

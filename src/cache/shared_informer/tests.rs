@@ -11,30 +11,24 @@ use serde_json::json;
 
 use super::*;
 use crate::cache::scripted::ScriptedListerWatcher;
+use crate::rest::fixtures;
 use crate::rest::{Error, ObjectList, Status, WatchEvent};
 use crate::rt::Backoff;
 use crate::rt::{block_on, run_until_stalled, FakeClock};
 
+/// A pod with managedFields, an `app` label and a spec (what the transforms cut).
 fn obj(key: &str, rv: u64) -> KubeObject {
-    let (ns, name) = key.split_once('/').unwrap_or(("", key));
-    let mut meta = json!({"name": name, "resourceVersion": rv.to_string(),
-        "managedFields": [{"manager": "kubectl"}], "labels": {"app": name}});
-    if !ns.is_empty() {
-        meta["namespace"] = json!(ns);
-    }
-    KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta, "spec": {"x": 1}})).unwrap()
+    let name = key.rsplit('/').next().unwrap_or(key);
+    fixtures::obj_with(
+        key,
+        rv,
+        json!({"managedFields": [{"manager": "kubectl"}], "labels": {"app": name}}),
+        json!({"spec": {"x": 1}}),
+    )
 }
 
 fn page(rv: &str, items: Vec<KubeObject>) -> ObjectList {
-    ObjectList {
-        api_version: "v1".into(),
-        kind: "PodList".into(),
-        resource_version: rv.into(),
-        continue_token: None,
-        remaining_item_count: None,
-        invalid: Vec::new(),
-        items,
-    }
+    fixtures::page(rv, items, None)
 }
 
 type Log = Rc<RefCell<Vec<String>>>;
