@@ -24,11 +24,11 @@ pub mod workqueue;
 pub use api::{ApiResource, Discovery, DynamicClient, GroupVersionKind, GroupVersionResource};
 pub use cache::{
     FieldSelector, Handler, Indexer, InformerOptions, LabelSelector, Lister, Notification,
-    ResourceScope, SharedIndexInformer, SharedInformerFactory,
+    ResourceScope, SharedIndexInformer, SharedInformerFactory, Store,
 };
 pub use rest::{Client, Config, Error, KubeObject, ListParams, WatchEvent, WatchParams};
 pub use rt::Backoff;
-pub use workqueue::{DelayingQueue, Queue, RateLimiter, RateLimitingQueue};
+pub use workqueue::{DelayingQueue, Queue, RateLimiter, RateLimitingQueue, WorkQueue};
 
 /// Test support, not part of the stable API: fakes for the transport, the
 /// clock and the lister-watcher, and the decode internals that the crate's
