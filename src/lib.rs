@@ -1,7 +1,7 @@
 //! kubewasm: Kubernetes client-go's caching machinery for WebAssembly.
 //!
 //! The crate is layered along the data path; each module depends only on the
-//! ones listed before it, and everything below [`js`] builds and tests natively:
+//! ones listed before it, and everything below `js` builds and tests natively:
 //!
 //! 1. [`rt`] — the runtime seam: local executor, clock (real or fake), timers.
 //! 2. [`rest`] — config, requests over `fetch`, typed errors, the watch framer.

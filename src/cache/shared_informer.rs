@@ -120,9 +120,9 @@ pub struct InformerOptions {
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
-    /// The bound of each handler's backlog ([`DEFAULT_MAX_PENDING`] when
-    /// `None`; `Some(0)` = unbounded). While a handler is over it, the
-    /// informer stops applying the queue and reading the watch.
+    /// The bound of each handler's backlog (1024 when `None`; `Some(0)` =
+    /// unbounded). While a handler is over it, the informer stops applying
+    /// the queue and reading the watch.
     pub max_pending: Option<usize>,
 }
 

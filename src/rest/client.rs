@@ -105,8 +105,9 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// A client over the global `fetch` with the real clock.
-    #[cfg(target_arch = "wasm32")]
+    /// A client over the global `fetch` with the real clock (wasm32 only;
+    /// natively, use [`Client::with_transport`]).
+    #[cfg(any(target_arch = "wasm32", doc))]
     pub fn new(config: Config) -> Result<Self, Error> {
         Self::with_transport(
             config,

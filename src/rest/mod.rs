@@ -35,6 +35,8 @@ mod params;
 mod request;
 mod scan;
 mod transport;
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+mod wasm_only_docs;
 mod watch;
 mod watch_transport;
 #[cfg(target_arch = "wasm32")]
@@ -64,6 +66,8 @@ pub use params::{
 };
 pub use request::{encode_query_component, Method, Request};
 pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+pub use wasm_only_docs::{FetchTransport, JsTransport};
 pub use watch::{
     decode_event, EventDecoder, WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION,
 };

@@ -27,7 +27,7 @@ impl TaskHandle {
 /// Spawn a future on the local (single-threaded) executor.
 ///
 /// In wasm this is the JS microtask queue via `wasm-bindgen-futures`; natively it
-/// is a thread-local pool driven by [`run_until_stalled`] / [`block_on`].
+/// is a thread-local pool driven by `run_until_stalled` / `block_on`.
 pub fn spawn_local<F>(fut: F) -> TaskHandle
 where
     F: Future<Output = ()> + 'static,

@@ -8,7 +8,7 @@
 //!   advances it.
 //! * [`spawn_local`] / [`yield_now`]: tasks on the single-threaded executor.
 //!   Natively the executor is a thread-local pool that tests drive with
-//!   [`run_until_stalled`] or [`block_on`].
+//!   `run_until_stalled` or `block_on` (native only).
 //! * [`Notify`]: a single-threaded "something changed" signal.
 //! * [`Rng`]: a small seedable generator for jitter (no OS entropy needed in wasm).
 //! * [`reserve_heap`]: grow wasm memory in one step before a large decode.
