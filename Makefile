@@ -17,7 +17,7 @@ all: build
 deps:
 	@scripts/deps.sh
 
-## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker), the package in Node, Deno and Bun.
+## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker), the package in Node 20 and 22, Deno and Bun.
 test: deps test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite
 	@echo "make test: all suites passed"
 
@@ -41,12 +41,13 @@ test-chrome:
 test-worker:
 	$(WITH_SIM) scripts/wasm-test.sh worker $(filter wasm_rt wasm_rest,$(WASM_TESTS))
 
-# The built npm package, used from TypeScript the way its README shows.
+# The built npm package, used from TypeScript the way its README shows, under
+# the pinned Node 20 of tests/js (the README blocks too: page and worker ones in Chromium).
 test-js: build
 	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	$(WITH_SIM) bash -c 'cd tests/js && npm test'
 
-# The same package tests (a subset: see the script) under Deno and Bun from npm.
+# The same package tests under Node 22, and a subset (see the script) under Deno and Bun, from npm.
 test-runtimes: build
 	cd tests/runtimes && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
