@@ -17,8 +17,16 @@ all: build
 deps:
 	@scripts/deps.sh
 
-## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker), the package in Node 20 and 22, Deno and Bun.
-test: deps test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite
+## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker),
+## the package in Node 20 and 22, Deno and Bun — then a check that the run left the working tree
+## as it found it (scripts/tree-state.sh before and after).
+TEST_TARGETS := test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite
+
+test: deps
+	@mkdir -p target && scripts/tree-state.sh > target/tree-before
+	$(MAKE) $(TEST_TARGETS)
+	@scripts/tree-state.sh | diff -u target/tree-before - \
+	  || { echo "make test: the suites changed the working tree (above)" >&2; exit 1; }
 	@echo "make test: all suites passed"
 
 test-native:
