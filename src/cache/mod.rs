@@ -52,6 +52,7 @@ mod processor;
 mod reflector;
 mod shared_informer;
 mod status;
+mod sync_wait;
 
 pub use controller::{process_deltas, ApplyFailure, Controller, ControllerOptions, DeltaHandler};
 pub use factory::{ListerWatcherFactory, SharedInformerFactory};
@@ -71,3 +72,4 @@ pub use shared_informer::{
     InformerOptions, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
+pub use sync_wait::{SyncError, SyncErrorKind};

@@ -284,6 +284,11 @@ impl SharedIndexInformer {
         s
     }
 
+    /// The clock the informer's timers run on.
+    pub(crate) fn clock(&self) -> &SharedClock {
+        &self.inner.clock
+    }
+
     /// Whether the initial list has been written to the store and queued to
     /// every handler (SI-05). Stays true through relists.
     pub fn has_synced(&self) -> bool {
