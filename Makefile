@@ -36,6 +36,7 @@ test-lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy -p kubewasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+	cargo clippy -p kubewasm --target wasm32-unknown-unknown --no-default-features --lib -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --workspace
 	RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p kubewasm --target wasm32-unknown-unknown
 

@@ -8,13 +8,14 @@
 //! 3. [`api`] — resource identities, the dynamic client, discovery.
 //! 4. [`cache`] — keys, store/indexer, selectors, DeltaFIFO, reflector, informers.
 //! 5. [`workqueue`] — queue, delaying queue, rate limiters.
-//! 6. `js` — the wasm-bindgen surface (wasm32 only).
+//! 6. `js` — the wasm-bindgen surface exported to JavaScript (wasm32 only;
+//!    the default-on `js` feature).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod api;
 pub mod cache;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod js;
 pub mod rest;
 pub mod rt;

@@ -47,6 +47,7 @@ pub use store::{
 // informer layer
 mod controller;
 mod factory;
+mod handlers;
 mod list_watch;
 mod processor;
 mod reflector;
@@ -56,6 +57,7 @@ mod sync_wait;
 
 pub use controller::{process_deltas, ApplyFailure, Controller, ControllerOptions, DeltaHandler};
 pub use factory::{ListerWatcherFactory, SharedInformerFactory};
+pub use handlers::{async_handler, handler};
 pub use list_watch::{
     Call, EventStream, ListerWatcher, ResourceListWatch, ResourceScope, ScriptedListerWatcher,
     TweakParams,

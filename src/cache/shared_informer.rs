@@ -284,6 +284,11 @@ impl SharedIndexInformer {
         s
     }
 
+    /// A lister over the informer's cache (cheap: it shares the store).
+    pub fn lister(&self) -> super::lister::Lister {
+        super::lister::Lister::new(self.indexer().clone())
+    }
+
     /// The clock the informer's timers run on.
     pub(crate) fn clock(&self) -> &SharedClock {
         &self.inner.clock
@@ -371,7 +376,7 @@ impl SharedIndexInformer {
     /// A listener that receives only what the cache applies from now on,
     /// with no replay of what it holds: for a caller that replays the cache
     /// itself, per handler, through [`Registration::enqueue`].
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
     pub(crate) fn add_listener_without_replay(
         &self,
         handler: Handler,
