@@ -10,7 +10,7 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: soak all deps test test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
+.PHONY: soak all deps test test-rust-app test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
 
 all: build
 
@@ -20,7 +20,7 @@ deps:
 ## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker),
 ## the package in Node 20 and 22, Deno and Bun — then a check that the run left the working tree
 ## as it found it (scripts/tree-state.sh before and after).
-TEST_TARGETS := test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite
+TEST_TARGETS := test-native test-lint test-node test-chrome test-worker test-rust-app test-js test-runtimes test-page test-edge test-vite
 
 test: deps
 	@mkdir -p target && scripts/tree-state.sh > target/tree-before
@@ -49,6 +49,12 @@ test-chrome:
 # The runtime and REST suites once more inside a dedicated Web Worker in Chromium.
 test-worker:
 	$(WITH_SIM) scripts/wasm-test.sh worker $(filter wasm_rt wasm_rest,$(WASM_TESTS))
+
+# examples/rust-app, a downstream crate on kubewasm (without its JS surface),
+# with its wasm_bindgen_test suite in Node and in headless Chromium.
+test-rust-app:
+	$(WITH_SIM) scripts/wasm-test.sh node --crate examples/rust-app app
+	$(WITH_SIM) scripts/wasm-test.sh page --crate examples/rust-app app
 
 # The built npm package, used from TypeScript the way its README shows, under
 # the pinned Node 20 of tests/js (the README blocks too: page and worker ones in Chromium).
