@@ -10,6 +10,60 @@
 //! 5. [`workqueue`] — queue, delaying queue, rate limiters.
 //! 6. `js` — the wasm-bindgen surface exported to JavaScript (wasm32 only;
 //!    the default-on `js` feature).
+//!
+//! # Quick start
+//!
+//! The whole flow in a wasm32 app: a [`Config`](rest::Config), a
+//! [`Client`](rest::Client) over `fetch`, a
+//! [`SharedInformerFactory`](cache::SharedInformerFactory), an informer per
+//! resource scope, a bounded wait for the initial list, then reads from the
+//! cache through a [`Lister`](cache::Lister). `examples/rust-app` is this as
+//! a crate of its own, tested in Node and Chromium.
+//!
+//! ```no_run
+//! use std::cell::RefCell;
+//! use std::rc::Rc;
+//! use std::time::Duration;
+//!
+//! use kubewasm::cache::{handler, InformerOptions, LabelSelector, Notification};
+//! use kubewasm::cache::{ResourceScope, SharedInformerFactory};
+//! use kubewasm::rest::{Client, Config};
+//!
+//! async fn web_pods() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+//!     // e.g. `kubectl proxy`, or an API server that allows this origin (CORS).
+//!     let config = Config::new("http://127.0.0.1:8001").bearer_token("my-token");
+//!     let client = Client::new(config)?;
+//!     let factory = SharedInformerFactory::new(client, InformerOptions::default());
+//!     let pods = factory.informer(
+//!         ResourceScope {
+//!             version: "v1".into(),
+//!             resource: "pods".into(),
+//!             namespace: Some("default".into()),
+//!             ..Default::default()
+//!         },
+//!         None,
+//!     );
+//!     // Handlers see every change in the order the cache applied them.
+//!     let changed = Rc::new(RefCell::new(Vec::new()));
+//!     let log = changed.clone();
+//!     pods.add_event_handler(handler(move |n: Notification| {
+//!         log.borrow_mut().extend(n.key().ok());
+//!     }))?;
+//!     factory.start();
+//!     // Unbounded `wait_for_sync` would wait through every retry of an
+//!     // unreachable server; this returns its last error instead.
+//!     factory.wait_for_sync_timeout(Duration::from_secs(30)).await?;
+//!     let web = LabelSelector::parse("app=web")?;
+//!     let names = pods
+//!         .lister()
+//!         .list_in(Some("default"), &web)
+//!         .iter()
+//!         .map(|p| p.name().to_owned())
+//!         .collect();
+//!     Ok(names)
+//! }
+//! // In the app: wasm_bindgen_futures::spawn_local(async { let _ = web_pods().await; });
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

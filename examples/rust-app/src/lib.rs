@@ -2,6 +2,8 @@
 //! user writes first — config → client → informer factory → informer →
 //! bounded wait for sync → lister — with the errors of each step in one
 //! type. Exported to JavaScript as `podNames` (wasm32 only).
+//!
+//! Tests: `tests/app.rs`, against the simulated API server (`make test-rust-app`).
 
 use std::fmt;
 use std::time::Duration;
@@ -72,7 +74,6 @@ pub async fn pod_names(
 }
 
 /// A client for `server`, with a bearer token when one is given.
-#[cfg(target_arch = "wasm32")]
 pub fn client(server: &str, token: Option<&str>) -> Result<Client, AppError> {
     let mut config = kubewasm::rest::Config::new(server);
     if let Some(t) = token {
