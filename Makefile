@@ -106,6 +106,7 @@ demo: build
 ## bench: every benchmark; figures are printed and summarized in BENCHMARKS.md by hand.
 bench: deps
 	cargo bench -p kubewasm
+	scripts/rust-app-size.sh
 	cargo build -q --release -p kubewasm-sim && scripts/build-pkg.sh >/dev/null && scripts/site.sh
 	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs
 	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
