@@ -2,7 +2,8 @@
 // names where it runs and type-checks with `strict` against the built
 // package's typings (the Node entry's for `node` blocks, the web entry's for
 // page and worker blocks); each shell block names only make targets and
-// scripts that exist. Running the blocks is readme-node.test.ts's and
+// scripts that exist; each TOML block is what examples/rust-app/Cargo.toml
+// (or, for profiles, the workspace's Cargo.toml) says, line for line. Running the blocks is readme-node.test.ts's and
 // readme-browser.test.ts's job.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,8 +17,8 @@ const blocks = allBlocks();
 test('every README block says what it is; TypeScript blocks say where they run', () => {
   assert.ok(blocks.length >= 10, `${blocks.length} blocks`);
   for (const b of blocks) {
-    assert.ok(['ts', 'tsx', 'sh'].includes(b.lang), `${where(b)}: language "${b.lang}" (ts, tsx or sh)`);
-    if (b.lang !== 'sh') {
+    assert.ok(['ts', 'tsx', 'sh', 'toml'].includes(b.lang), `${where(b)}: language "${b.lang}" (ts, tsx, sh or toml)`);
+    if (b.lang === 'ts' || b.lang === 'tsx') {
       const runtimes = b.tags.filter((t) => (RUNTIMES as readonly string[]).includes(t));
       assert.equal(runtimes.length, 1, `${where(b)}: one of ${RUNTIMES.join(', ')} after the language, got "${b.tags.join(' ')}"`);
       const unknown = b.tags.filter((t) => t !== 'norun' && !(RUNTIMES as readonly string[]).includes(t));
@@ -94,6 +95,36 @@ test('README shell blocks name only make targets and scripts that exist', () => 
     const base = b.file.includes('/') ? `${root}${b.file.slice(0, b.file.lastIndexOf('/') + 1)}` : root;
     for (const m of code.matchAll(/(?:^|\s)((?:\.\.\/)*scripts\/[\w./-]+)/g)) {
       assert.ok(existsSync(base + m[1]) || existsSync(root + m[1]), `${where(b)}: ${m[1]} does not exist`);
+    }
+  }
+});
+
+/** The `key = value` lines of each `[section]` of a TOML file (comments and blank lines dropped). */
+function tomlSections(text: string): Map<string, Set<string>> {
+  const sections = new Map<string, Set<string>>();
+  let current = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+#.*$/, '').trim();
+    if (!line || line.startsWith('#')) continue;
+    if (/^\[.*\]$/.test(line)) current = line;
+    else {
+      if (!sections.has(current)) sections.set(current, new Set());
+      sections.get(current)!.add(line);
+    }
+  }
+  return sections;
+}
+
+test('README TOML blocks are what the Rust example crate and the workspace really use', () => {
+  const example = tomlSections(readFileSync(`${root}examples/rust-app/Cargo.toml`, 'utf8'));
+  const workspace = tomlSections(readFileSync(`${root}Cargo.toml`, 'utf8'));
+  const toml = blocks.filter((b) => b.lang === 'toml');
+  assert.ok(toml.length >= 1);
+  for (const b of toml) {
+    for (const [section, lines] of tomlSections(b.code)) {
+      const real = section.startsWith('[profile.') ? workspace.get(section) : example.get(section);
+      assert.ok(real, `${where(b)}: ${section} is not in the ${section.startsWith('[profile.') ? 'workspace' : 'example'}'s Cargo.toml`);
+      for (const l of lines) assert.ok(real.has(l), `${where(b)}: ${section} ${l} differs from the Cargo.toml`);
     }
   }
 });
