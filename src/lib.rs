@@ -34,15 +34,9 @@
 //!     let config = Config::new("http://127.0.0.1:8001").bearer_token("my-token");
 //!     let client = Client::new(config)?;
 //!     let factory = SharedInformerFactory::new(client, InformerOptions::default());
-//!     let pods = factory.informer(
-//!         ResourceScope {
-//!             version: "v1".into(),
-//!             resource: "pods".into(),
-//!             namespace: Some("default".into()),
-//!             ..Default::default()
-//!         },
-//!         None,
-//!     );
+//!     // A scope no request could be built for is an error here, not a retry loop.
+//!     let scope = ResourceScope::new("", "v1", "pods").in_namespace("default");
+//!     let pods = factory.try_informer(scope, None)?;
 //!     // Handlers see every change in the order the cache applied them.
 //!     let changed = Rc::new(RefCell::new(Vec::new()));
 //!     let log = changed.clone();

@@ -51,6 +51,7 @@ mod handlers;
 mod list_watch;
 mod processor;
 mod reflector;
+mod resource_scope;
 mod shared_informer;
 mod status;
 mod sync_wait;

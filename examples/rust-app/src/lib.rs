@@ -16,8 +16,9 @@ use kubewasm::rest::Client;
 /// What can go wrong, from configuration to the first answer.
 #[derive(Debug)]
 pub enum AppError {
-    /// The client configuration was refused (a bad URL, ...).
-    Client(kubewasm::rest::Error),
+    /// The client configuration or the resource scope was refused (a bad
+    /// URL, a scope without a version, ...).
+    Config(kubewasm::rest::Error),
     /// The label selector does not parse.
     Selector(SelectorError),
     /// The cache did not sync in time (the server's last error inside).
@@ -27,7 +28,7 @@ pub enum AppError {
 impl fmt::Display for AppError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AppError::Client(e) => write!(f, "client: {e}"),
+            AppError::Config(e) => write!(f, "configuration: {e}"),
             AppError::Selector(e) => write!(f, "selector: {e}"),
             AppError::Sync(e) => write!(f, "sync: {e}"),
         }
@@ -35,16 +36,6 @@ impl fmt::Display for AppError {
 }
 
 impl std::error::Error for AppError {}
-
-/// The pods of `namespace` (all namespaces when `None`).
-pub fn pods(namespace: Option<&str>) -> ResourceScope {
-    ResourceScope {
-        version: "v1".into(),
-        resource: "pods".into(),
-        namespace: namespace.map(str::to_owned),
-        ..Default::default()
-    }
-}
 
 /// The sorted names of the pods in `namespace` that match `selector`, read
 /// from an informer's cache once it has synced (at most `timeout`).
@@ -56,7 +47,8 @@ pub async fn pod_names(
 ) -> Result<Vec<String>, AppError> {
     let selector = LabelSelector::parse(selector).map_err(AppError::Selector)?;
     let factory = SharedInformerFactory::new(client, InformerOptions::default());
-    let informer = factory.informer(pods(Some(namespace)), None);
+    let pods = ResourceScope::new("", "v1", "pods").in_namespace(namespace);
+    let informer = factory.try_informer(pods, None).map_err(AppError::Config)?;
     factory.start();
     let synced = factory.wait_for_sync_timeout(timeout).await;
     let names = synced.map(|()| {
@@ -79,7 +71,7 @@ pub fn client(server: &str, token: Option<&str>) -> Result<Client, AppError> {
     if let Some(t) = token {
         config = config.bearer_token(t);
     }
-    Client::new(config).map_err(AppError::Client)
+    Client::new(config).map_err(AppError::Config)
 }
 
 /// The JavaScript export: `await podNames(server, token, namespace, selector)`

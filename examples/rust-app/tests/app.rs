@@ -84,7 +84,7 @@ async fn an_unreachable_server_is_an_error_within_the_timeout_not_a_hang() {
 }
 
 #[wasm_bindgen_test]
-async fn a_bad_selector_or_url_is_a_typed_error_at_once() {
+async fn a_bad_selector_url_or_namespace_is_a_typed_error_at_once() {
     assert!(matches!(
         pod_names(
             sim_client(),
@@ -97,6 +97,10 @@ async fn a_bad_selector_or_url_is_a_typed_error_at_once() {
     ));
     assert!(matches!(
         client("not a url", None),
-        Err(AppError::Client(_))
+        Err(AppError::Config(_))
+    ));
+    assert!(matches!(
+        pod_names(sim_client(), "a/b", "", Duration::from_secs(30)).await,
+        Err(AppError::Config(_))
     ));
 }
