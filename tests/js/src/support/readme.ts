@@ -12,7 +12,7 @@ import ts from 'typescript';
 export const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /** Every README whose blocks are run or checked. */
-export const READMES = ['README.md', 'pkg-template/README.md', 'examples/edge-worker/README.md', 'www/README.md'];
+export const READMES = ['README.md', 'pkg-template/README.md', 'examples/edge-worker/README.md', 'examples/rust-app/README.md', 'www/README.md'];
 
 /** Where a TypeScript block runs (or, with `norun`, what it is type-checked for). */
 export const RUNTIMES = ['node', 'browser', 'worker'] as const;
