@@ -441,7 +441,10 @@ fn df_relists_compare_against_their_own_list_only() {
 fn a_relisted_version_the_store_holds_is_queued_as_the_stored_copy() {
     let (f, ix) = with_known(&[("ns/same", 5), ("ns/changed", 6)]);
     let stored = ix.get_by_key("ns/same").expect("stored");
-    let skipped = f.replace(vec![o("ns/same", 5), o("ns/changed", 7), o("ns/new", 1)], "9");
+    let skipped = f.replace(
+        vec![o("ns/same", 5), o("ns/changed", 7), o("ns/new", 1)],
+        "9",
+    );
     assert!(skipped.is_empty());
     let mut queued = std::collections::HashMap::new();
     while let Some(p) = f.try_pop() {
@@ -450,7 +453,10 @@ fn a_relisted_version_the_store_holds_is_queued_as_the_stored_copy() {
             queued.insert(p.key.clone(), obj.clone());
         }
     }
-    assert!(queued["ns/same"].ptr_eq(&stored), "one copy of an unchanged object");
+    assert!(
+        queued["ns/same"].ptr_eq(&stored),
+        "one copy of an unchanged object"
+    );
     let changed = ix.get_by_key("ns/changed").expect("stored");
     assert!(!queued["ns/changed"].ptr_eq(&changed));
     assert_eq!(queued["ns/changed"].resource_version(), "7");
