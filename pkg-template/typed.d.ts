@@ -9,6 +9,7 @@
 import type {
   ApiResourceInfo,
   ClientOptions,
+  DeleteOptions,
   Diff,
   EventHandlers,
   EventRegistration,
@@ -99,7 +100,7 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
    * deleted at once: tell them apart with `isStatus`.
    */
   delete(name: string): Promise<T | Status>;
-  delete(name: string, namespace: string | null | undefined): Promise<T | Status>;
+  delete(name: string, namespace: string | null | undefined, opts?: DeleteOptions): Promise<T | Status>;
   /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
   watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>>;
 }
