@@ -10,7 +10,7 @@ cd "$here/../js"
 deno=$here/node_modules/@deno/linux-x64-glibc/deno
 bun=$here/node_modules/@oven/bun-linux-x64/bin/bun
 files=()
-for f in client informer handlers workqueue node-transport kubeconfig readme-node web-entry; do files+=("dist/$f.test.js"); done
+for f in client scope informer handlers workqueue node-transport kubeconfig readme-node web-entry; do files+=("dist/$f.test.js"); done
 export NO_COLOR=1
 echo "== $("$deno" --version | head -n1)"
 "$deno" test --allow-all --no-lock "${files[@]}"
