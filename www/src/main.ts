@@ -166,7 +166,9 @@ function derive(): void {
   dirty.table = true;
   const t = $('table');
   t.dataset.rows = String(rows.length);
-  const total = current?.status().cached ?? rows.length;
+  // The total comes from the same snapshot as the rows when the rows are the
+  // whole cache (the live count can be a frame ahead of the rows under churn).
+  const total = live ? snap.length : (current?.status().cached ?? rows.length);
   $('matching').textContent = rows.length === total ? `${nf.format(rows.length)} rows` : `${nf.format(rows.length)} of ${nf.format(total)} match`;
   const empty = $('empty');
   empty.hidden = rows.length > 0;
@@ -335,7 +337,8 @@ function renderPanels(now: number): void {
     const pill = $('status');
     pill.dataset.phase = s.relists > 0 && s.phase === 'listing' ? 'relisting' : s.phase;
     pill.textContent = `${current.label}: ${phaseText(s, now)}`;
-    pill.title = s.lastError ? `last error: ${s.lastError.message}` : '';
+    // The pill may be cut short to keep the header on screen: the title has it all.
+    pill.title = s.lastError ? `${pill.textContent} — last error: ${s.lastError.message}` : pill.textContent;
     const count = $('count');
     count.textContent = `${nf.format(s.cached)} cached`;
     count.dataset.count = String(s.cached);
