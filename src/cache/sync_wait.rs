@@ -107,7 +107,7 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
-    use crate::cache::list_watch::ScriptedListerWatcher;
+    use crate::cache::scripted::ScriptedListerWatcher;
     use crate::cache::shared_informer::InformerOptions;
     use crate::rest::{Error, ObjectList};
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};

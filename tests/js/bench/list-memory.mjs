@@ -21,7 +21,7 @@ const mib = (n) => (n / 1048576).toFixed(1);
 
 await sim('/sim/seed', { namespaces: 50, pods: PODS, seed: 5, podBytes: 4000 });
 const auth = token ? { Authorization: `Bearer ${token}` } : {};
-const probe = await fetch(`${server}/api/v1/pods?resourceVersion=0&limit=1`, { headers: auth }).then((r) => r.json());
+const probe = await fetch(`${server}/api/v1/namespaces?resourceVersion=0&limit=1`, { headers: auth }).then((r) => r.json());
 if (probe.items.length < 2) throw new Error('start the sim with --rv0-unpaginated: resourceVersion=0 lists are paginated');
 
 const client = new KubeClient({ server, token, qps: 1000, burst: 1000 });
@@ -32,7 +32,8 @@ await inf.waitForSync();
 const heap = () => {
   globalThis.gc?.();
   const m = process.memoryUsage();
-  return m.heapUsed + m.external - m.arrayBuffers;
+  // `external` counts wasm memory, reported on its own.
+  return m.heapUsed + m.external - wasmMemoryBytes();
 };
 const report = (what) => {
   const wasm = wasmMemoryBytes();
