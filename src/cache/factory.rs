@@ -386,6 +386,26 @@ mod tests {
     }
 
     #[test]
+    fn a_scope_no_request_could_serve_is_refused_before_an_informer_exists() {
+        let (f, made) = factory();
+        let mut bad = pods(Some("a/b"), None);
+        assert!(matches!(
+            f.informer(bad.clone(), None),
+            Err(FactoryError::InvalidScope(
+                crate::rest::Error::InvalidRequest { .. }
+            ))
+        ));
+        bad.namespace = None;
+        bad.resource.version.clear();
+        assert!(matches!(
+            f.informer(bad, None),
+            Err(FactoryError::InvalidScope(_))
+        ));
+        assert!(f.is_empty() && made.borrow().is_empty(), "nothing was made");
+        assert!(f.informer(pods(Some("ns"), None), None).is_ok());
+    }
+
+    #[test]
     fn factory_shares_one_informer_per_scope_whatever_the_selector_order() {
         let (f, made) = factory();
         let a = f.informer(pods(Some("ns"), Some("b=2,a=1")), None).unwrap();
