@@ -14,12 +14,11 @@
 //!
 //! # Quick start
 //!
-//! The whole flow in a wasm32 app: a [`Config`](rest::Config), a
-//! [`Client`](rest::Client) over `fetch`, a
-//! [`SharedInformerFactory`](cache::SharedInformerFactory), an informer per
-//! resource scope, a bounded wait for the initial list, then reads from the
-//! cache through a [`Lister`](cache::Lister). `examples/rust-app` is this as
-//! a crate of its own, tested in Node and Chromium.
+//! The whole flow in a wasm32 app: a [`Config`], a [`Client`] over `fetch`,
+//! a [`SharedInformerFactory`], an informer per resource scope, a bounded
+//! wait for the initial list, then reads from the cache through a
+//! [`Lister`]. `examples/rust-app` is this as a crate of its own, tested in
+//! Node and Chromium.
 //!
 //! ```no_run
 //! use std::cell::RefCell;
