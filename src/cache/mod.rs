@@ -23,6 +23,7 @@ mod index;
 mod keys;
 mod lister;
 mod selector;
+mod selector_object;
 mod slots;
 mod store;
 
@@ -39,6 +40,7 @@ pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
     Operator, Requirement, SelectorError, SelectorErrorKind, MAX_SELECTOR_BYTES,
 };
+pub use selector_object::{LabelSelectorRequirement, LabelSelectorSpec};
 pub use store::{
     label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,
     Indexer, Indexers, StoreError, StoreTransformer, NAMESPACE_INDEX,

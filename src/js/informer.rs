@@ -22,6 +22,7 @@ use super::error::KubeErrorInit;
 use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
+use super::selector::{label_selector, selector_error};
 use crate::cache::{
     metadata_only, resync_period, strip_managed_fields, DeltaObject, Failure, FieldSelector,
     Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
@@ -41,7 +42,8 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
   kind?: string;
   namespace?: string;
-  labelSelector?: string;
+  /** A selector string (`app=web`) or an API selector object (a Deployment's `spec.selector`). */
+  labelSelector?: string | LabelSelectorObject;
   fieldSelector?: string;
   /** Re-deliver every cached object as an update this often (ms); off by default. */
   resyncMs?: number;
@@ -152,7 +154,12 @@ export declare interface KubeError {
 /** Filters for listers and scoped snapshots. */
 export interface ListFilter {
   namespace?: string;
-  labelSelector?: string;
+  /**
+   * A selector string (`app=web`) or an API selector object (a Deployment's
+   * `spec.selector`), converted as client-go's `LabelSelectorAsSelector`
+   * does: an empty object matches everything, `null` matches nothing.
+   */
+  labelSelector?: string | LabelSelectorObject | null;
   fieldSelector?: string;
 }
 
@@ -678,16 +685,6 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     o.into()
 }
 
-fn selector_error(e: crate::cache::SelectorError) -> JsValue {
-    KubeErrorInit {
-        message: e.message,
-        reason: "Invalid".into(),
-        position: Some(e.position as u32),
-        ..Default::default()
-    }
-    .into_js()
-}
-
 /// A JS function as an index function (exceptions become index errors).
 fn js_index_func(f: Function) -> IndexFunc {
     Rc::new(move |o: &KubeObject| {
@@ -813,8 +810,12 @@ impl InformerFactory {
             .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
         let group = options::string(&opts, "group")?.unwrap_or_default();
         let resource = super::discovery::resource_or_kind(&opts, &group, &version)?;
-        let label_selector =
-            options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
+        // A string is kept verbatim; an object is sent in canonical form.
+        let label_selector = match options::prop(&opts, "labelSelector") {
+            Some(v) if !v.is_string() => Some(label_selector(&opts, "labelSelector")?.to_string()),
+            _ => options::string(&opts, "labelSelector")?,
+        }
+        .filter(|s| !s.trim().is_empty());
         if let Some(s) = &label_selector {
             LabelSelector::parse(s).map_err(selector_error)?;
         }
@@ -1150,8 +1151,7 @@ impl Informer {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<ScopedView, JsValue> {
         let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let sel = options::string(&filter, "labelSelector")?.unwrap_or_default();
-        let selector = LabelSelector::parse(&sel).map_err(selector_error)?;
+        let selector = label_selector(&filter, "labelSelector")?;
         let fsel = options::string(&filter, "fieldSelector")?.unwrap_or_default();
         let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
         Ok(ScopedView {
@@ -1413,9 +1413,7 @@ impl Lister {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
         let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let selector =
-            LabelSelector::parse(&options::string(&filter, "labelSelector")?.unwrap_or_default())
-                .map_err(selector_error)?;
+        let selector = label_selector(&filter, "labelSelector")?;
         let fields =
             FieldSelector::parse(&options::string(&filter, "fieldSelector")?.unwrap_or_default())
                 .map_err(selector_error)?;

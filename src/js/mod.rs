@@ -19,6 +19,7 @@ mod informer;
 mod object;
 mod options;
 mod poison;
+mod selector;
 mod transport;
 mod workqueue;
 

@@ -12,9 +12,11 @@ const token = process.env.KUBEWASM_SIM_TOKEN;
 if (!sim || !token) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
 
 const readme = readFileSync(fileURLToPath(new URL('../../../pkg-template/README.md', import.meta.url)), 'utf8');
-const section = readme.split(/^## /m).find((s) => s.startsWith('Node\n'));
-if (!section) throw new Error('README has no "## Node" section');
-const blocks = [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+// The sections written for Node: `## Node` and the feature sections after it.
+const nodeSections = ['Node', 'Label selectors from objects'];
+const sections = readme.split(/^## /m).filter((s) => nodeSections.some((h) => s.startsWith(`${h}\n`)));
+if (sections.length !== nodeSections.length) throw new Error(`README lacks one of the sections ${nodeSections.join(', ')}`);
+const blocks = sections.flatMap((section) => [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1]!));
 
 const pki = makePki();
 const proxy = await tlsProxy(sim, pki.server);
@@ -66,5 +68,6 @@ users:
       rmSync(file, { force: true });
     }
     if (i === 0) assert.deepEqual(lines, [`${expected} pods in readme`]);
+    if (i === 1) assert.ok(lines.length > 0 && lines.every((l) => /^\S+: \d+ pods$/.test(l)) && lines.some((l) => !l.endsWith(': 0 pods')), lines.join('\n'));
   }
 });
