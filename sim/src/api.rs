@@ -145,9 +145,11 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
                 _ => object(200, o),
             })
         }
-        ("POST", None, None) => create(sim, &t, req),
-        ("PUT", Some(name), sub) => replace(sim, &t, name, sub, req),
-        ("PATCH", Some(name), sub) => patch_object(sim, &t, name, sub, req),
+        ("POST", None, None) => create(sim, &t, req).map(|r| with_warnings(&t, r)),
+        ("PUT", Some(name), sub) => replace(sim, &t, name, sub, req).map(|r| with_warnings(&t, r)),
+        ("PATCH", Some(name), sub) => {
+            patch_object(sim, &t, name, sub, req).map(|r| with_warnings(&t, r))
+        }
         ("DELETE", Some(name), None) => delete(sim, &t, name, req),
         ("DELETE", None, None) => delete_collection(sim, &t, req),
         (m, _, _) => Err(ApiError::new(
@@ -156,6 +158,22 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
             format!("the server does not allow this method on the requested resource ({m})"),
         )),
     }
+}
+
+/// A successful write of a pod carries the API server's warnings about the
+/// pod as written (see warnings.rs).
+fn with_warnings(t: &Target, reply: Reply) -> Reply {
+    let Reply::Full(mut resp) = reply else {
+        return reply;
+    };
+    if t.r().kind == "Pod" && t.sub.is_none() && (200..300).contains(&resp.code) {
+        if let Ok(pod) = serde_json::from_slice::<Value>(&resp.body) {
+            for w in crate::warnings::pod_warnings(&pod) {
+                resp = resp.with_header("Warning", crate::warnings::header_value(&w));
+            }
+        }
+    }
+    Reply::Full(resp)
 }
 
 fn dry_run(req: &Request) -> bool {

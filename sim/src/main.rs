@@ -28,6 +28,7 @@ mod state;
 mod statics;
 mod status;
 mod store;
+mod warnings;
 mod watch;
 mod ws;
 

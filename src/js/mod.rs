@@ -21,6 +21,7 @@ mod options;
 mod poison;
 mod selector;
 mod transport;
+mod warnings;
 mod workqueue;
 
 pub use client::{KubeClient, ResourceClient, WatchIterator};

@@ -231,6 +231,15 @@ impl Client {
         )
     }
 
+    /// Hand the `Warning` headers of a response to the configured handler.
+    pub(super) fn warn(&self, headers: &[(String, String)]) {
+        if let Some(h) = &self.0.config.warning_handler {
+            for w in super::warning::parse_warning_headers(headers) {
+                h.0.handle_warning(&w);
+            }
+        }
+    }
+
     /// The transport.
     pub(super) fn transport(&self) -> &Rc<dyn Transport> {
         &self.0.transport
@@ -349,6 +358,7 @@ impl Client {
             };
             let err = match self.attempt(http, watch, timeout).await {
                 Ok((resp, body)) => {
+                    self.warn(&resp.headers);
                     let ok = if watch {
                         resp.status == 200
                     } else {

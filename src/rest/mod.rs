@@ -35,6 +35,7 @@ mod params;
 mod request;
 mod scan;
 mod transport;
+mod warning;
 mod watch;
 mod watch_transport;
 #[cfg(target_arch = "wasm32")]
@@ -64,6 +65,10 @@ pub use params::{
 };
 pub use request::{encode_query_component, Method, Request};
 pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
+pub use warning::{
+    parse_warning_headers, DedupWarnings, SharedWarningHandler, Warning, WarningHandler,
+    MAX_REMEMBERED_WARNINGS,
+};
 pub use watch::{
     decode_event, EventDecoder, WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION,
 };
