@@ -4,6 +4,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makePki, tlsProxy } from './support/tls.js';
 
@@ -13,7 +15,7 @@ if (!sim || !token) throw new Error('KUBEWASM_SIM_URL is not set: run through sc
 
 const readme = readFileSync(fileURLToPath(new URL('../../../pkg-template/README.md', import.meta.url)), 'utf8');
 // The sections written for Node: `## Node` and the feature sections after it.
-const nodeSections = ['Node', 'Label selectors from objects'];
+const nodeSections = ['Node', 'Label selectors from objects', 'Warnings', 'Bring your own fetch'];
 const sections = readme.split(/^## /m).filter((s) => nodeSections.some((h) => s.startsWith(`${h}\n`)));
 if (sections.length !== nodeSections.length) throw new Error(`README lacks one of the sections ${nodeSections.join(', ')}`);
 const blocks = sections.flatMap((section) => [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1]!));
@@ -22,8 +24,22 @@ const pki = makePki();
 const proxy = await tlsProxy(sim, pki.server);
 const kubeconfig = join(pki.dir, 'config');
 const saved = process.env.KUBECONFIG;
+// What `kubectl proxy` is to the README: plain HTTP, credentials added on the way.
+const kubectlProxy = createServer((req, res) => {
+  const up = httpRequest(new URL(req.url ?? '/', sim), { method: req.method, headers: { ...req.headers, authorization: `Bearer ${token}` } }, (r) => {
+    res.writeHead(r.statusCode ?? 502, r.headers);
+    r.pipe(res);
+  });
+  up.on('error', () => res.destroy());
+  req.pipe(up);
+});
+await new Promise<void>((resolve) => kubectlProxy.listen(0, '127.0.0.1', resolve));
+process.env.KUBE_PROXY = `http://127.0.0.1:${(kubectlProxy.address() as AddressInfo).port}`;
 after(async () => {
   await proxy.close();
+  kubectlProxy.closeAllConnections();
+  await new Promise((resolve) => kubectlProxy.close(resolve));
+  delete process.env.KUBE_PROXY;
   pki.cleanup();
   if (saved === undefined) delete process.env.KUBECONFIG;
   else process.env.KUBECONFIG = saved;
@@ -68,6 +84,8 @@ users:
       rmSync(file, { force: true });
     }
     if (i === 0) assert.deepEqual(lines, [`${expected} pods in readme`]);
+    if (i === 2) assert.deepEqual(lines, ['warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead']);
+    if (i === 3) assert.match(lines.join('\n'), /^\d+ namespaces in 1 request$/);
     if (i === 1) assert.ok(lines.length > 0 && lines.every((l) => /^\S+: \d+ pods$/.test(l)) && lines.some((l) => !l.endsWith(': 0 pods')), lines.join('\n'));
   }
 });
