@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::http::{Request, Response};
 use crate::list::ListRequest;
+use crate::partial::Shape;
 use crate::patch;
 use crate::resources::{find, Resource, RESOURCES};
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -142,6 +143,9 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
                 .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
             Ok(match sub {
                 Some("scale") => Reply::Full(Response::json(200, scale_json(o))),
+                _ if shape(sim, req, false)? == Shape::Partial => {
+                    Reply::Full(Response::json(200, crate::partial::object(&o.bytes)))
+                }
                 _ => object(200, o),
             })
         }
@@ -509,6 +513,25 @@ pub fn list_bytes(
     remaining: Option<usize>,
     items: &[Obj],
 ) -> Vec<u8> {
+    list_bytes_of(
+        &format!("{}List", r.kind),
+        &r.api_version(),
+        rv,
+        cont,
+        remaining,
+        items.iter().map(|o| &o.bytes[..]),
+    )
+}
+
+/// A list body of `kind` holding `items` (each one object's JSON).
+fn list_bytes_of<'a>(
+    kind: &str,
+    api_version: &str,
+    rv: u64,
+    cont: Option<&str>,
+    remaining: Option<usize>,
+    items: impl Iterator<Item = &'a [u8]> + Clone,
+) -> Vec<u8> {
     // Written by hand to keep the API server's key order.
     let mut meta = format!("{{\"resourceVersion\":\"{rv}\"");
     if let Some(c) = cont {
@@ -519,27 +542,30 @@ pub fn list_bytes(
         meta.push_str(&format!(",\"remainingItemCount\":{n}"));
     }
     meta.push('}');
-    let size: usize = items.iter().map(|o| o.bytes.len() + 1).sum();
+    let size: usize = items.clone().map(|o| o.len() + 1).sum();
     let mut out = Vec::with_capacity(size + 256);
     out.extend_from_slice(
-        format!(
-            "{{\"kind\":\"{}List\",\"apiVersion\":\"{}\",\"metadata\":{meta},\"items\":[",
-            r.kind,
-            r.api_version()
-        )
-        .as_bytes(),
+        format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{meta},\"items\":[")
+            .as_bytes(),
     );
-    for (i, o) in items.iter().enumerate() {
+    for (i, o) in items.enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(&o.bytes);
+        out.extend_from_slice(o);
     }
     out.extend_from_slice(b"]}");
     out
 }
 
+/// The body shape the request's `Accept` asks for (see partial.rs).
+fn shape(sim: &Sim, req: &Request, list: bool) -> Result<Shape, ApiError> {
+    let support = lock(&sim.faults).partial_metadata;
+    crate::partial::negotiate(req.header("accept"), list, support)
+}
+
 fn list(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let shape = shape(sim, req, true)?;
     let limit = match req.param("limit").filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => {
@@ -558,19 +584,34 @@ fn list(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
     };
     let page = lock(&sim.store).list(&lr)?;
     // Serialized outside the lock: the objects are shared, immutable bytes.
-    Ok(Reply::Full(Response::json(
-        200,
+    let body = if shape == Shape::Partial {
+        let items: Vec<Vec<u8>> = page
+            .items
+            .iter()
+            .map(|o| crate::partial::object(&o.bytes))
+            .collect();
+        list_bytes_of(
+            "PartialObjectMetadataList",
+            "meta.k8s.io/v1",
+            page.rv,
+            page.continue_token.as_deref(),
+            page.remaining,
+            items.iter().map(Vec::as_slice),
+        )
+    } else {
         list_bytes(
             t.r(),
             page.rv,
             page.continue_token.as_deref(),
             page.remaining,
             &page.items,
-        ),
-    )))
+        )
+    };
+    Ok(Reply::Full(Response::json(200, body)))
 }
 
 fn watch_params(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let partial = shape(sim, req, false)? == Shape::Partial;
     let f = filter(t, req)?;
     let rv = match req.param("resourceVersion").filter(|s| !s.is_empty()) {
         None | Some("0") => None,
@@ -633,5 +674,6 @@ fn watch_params(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError>
         bookmarks,
         send_initial: send_initial == Some(true),
         timeout,
+        partial,
     })))
 }
