@@ -73,13 +73,15 @@ impl SharedInformerFactory {
             })
             .unwrap_or_default();
         format!(
-            "{}/{}/{}|{}|{}|{}",
+            "{}/{}/{}|{}|{}|{}{}",
             scope.group,
             scope.version,
             scope.resource,
             scope.namespace.as_deref().unwrap_or(""),
             canon_l,
-            canon_f
+            canon_f,
+            // Metadata-only objects differ from whole ones: another informer.
+            if scope.metadata_only { "|meta" } else { "" }
         )
     }
 

@@ -59,7 +59,7 @@ pub use controller::{process_deltas, ApplyFailure, Controller, ControllerOptions
 pub use factory::{ListerWatcherFactory, SharedInformerFactory};
 pub use list_watch::{
     Call, EventStream, ListerWatcher, ResourceListWatch, ResourceScope, ScriptedListerWatcher,
-    TweakParams,
+    TweakParams, PARTIAL_LIST_ACCEPT, PARTIAL_WATCH_ACCEPT,
 };
 pub use processor::{
     effective_resync_period, Handler, Notification, Registration, MIN_RESYNC_PERIOD,
@@ -69,7 +69,7 @@ pub use reflector::{
     ShouldResync, WatchErrorHandler, DEFAULT_PAGE_SIZE,
 };
 pub use shared_informer::{
-    metadata_only, resync_period, strip_managed_fields, wait_for_cache_sync, InformerError,
-    InformerOptions, SharedIndexInformer,
+    metadata_only, partial_object_metadata, resync_period, strip_managed_fields,
+    wait_for_cache_sync, InformerError, InformerOptions, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};

@@ -226,6 +226,33 @@ pub fn metadata_only() -> Transformer {
     Rc::new(|obj: KubeObject| Ok(obj.metadata_only()))
 }
 
+/// A transform to client-go's metadata-only form: `PartialObjectMetadata`
+/// (`apiVersion: meta.k8s.io/v1`) with the object's metadata, managedFields
+/// dropped. Objects the server already sent in that form (a scope with
+/// [`metadata_only`](super::ResourceScope::metadata_only)) only lose their
+/// managedFields; whole objects (a server that does not serve the form, a
+/// WebSocket watch, which cannot ask for it) are cut down on the client, so
+/// both paths cache the same objects.
+pub fn partial_object_metadata() -> Transformer {
+    Rc::new(|obj: KubeObject| {
+        let obj = obj.metadata_only();
+        if obj.kind() == "PartialObjectMetadata" && obj.api_version() == "meta.k8s.io/v1" {
+            return Ok(obj);
+        }
+        let meta = (0..)
+            .map_while(|i| obj.member(i))
+            .find(|(name, _)| *name == "metadata")
+            .map_or("{}", |(_, v)| v);
+        let mut raw = Vec::with_capacity(meta.len() + 80);
+        raw.extend_from_slice(
+            br#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":"#,
+        );
+        raw.extend_from_slice(meta.as_bytes());
+        raw.push(b'}');
+        KubeObject::from_json(&raw).map_err(|e| e.to_string())
+    })
+}
+
 /// Milliseconds (from JS) to a resync period; non-positive or non-finite = none.
 pub fn resync_period(ms: f64) -> Option<Duration> {
     (ms.is_finite() && ms > 0.0)

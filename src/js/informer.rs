@@ -24,8 +24,8 @@ use super::object::to_js;
 use super::options::{self, report};
 use super::selector::{label_selector, selector_error};
 use crate::cache::{
-    metadata_only, resync_period, strip_managed_fields, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
+    partial_object_metadata, resync_period, strip_managed_fields, DeltaObject, Failure,
+    FieldSelector, Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
     Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
     SharedIndexInformer, SharedInformerFactory, Transformer,
 };
@@ -49,7 +49,14 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   resyncMs?: number;
   /** Drop `metadata.managedFields` before caching (default true). */
   stripManagedFields?: boolean;
-  /** Keep only apiVersion, kind and metadata. */
+  /**
+   * Cache metadata only, as client-go's metadata informers do: the server is asked for
+   * `PartialObjectMetadata` (so the rest of each object never crosses the wire), and objects are
+   * `{ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }` without managedFields.
+   * A server that refuses (406/415) or ignores the request, and watches over WebSocket (which cannot
+   * ask), send whole objects, which are cut down to the same form on the client. A separate informer
+   * from the same resource without it.
+   */
   metadataOnly?: boolean;
   /** Applied to each object before it is cached; must return a JSON-serializable object. */
   transform?: (obj: T) => T;
@@ -831,7 +838,11 @@ impl InformerFactory {
             namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),
             label_selector,
             field_selector,
+            metadata_only: options::prop(&opts, "metadataOnly")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         };
+        let scope_meta_only = scope.metadata_only;
         let label_indexes = string_list(&opts, "labelIndexes")?;
         let key = SharedInformerFactory::scope_key(&scope);
         if let Some(state) = self.states.borrow().get(&key) {
@@ -857,12 +868,10 @@ impl InformerFactory {
         let strip = options::prop(&opts, "stripManagedFields")
             .and_then(|v| v.as_bool())
             .unwrap_or(true);
-        let meta_only = options::prop(&opts, "metadataOnly")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
+        let meta_only = scope_meta_only;
         let user = options::function(&opts, "transform")?.map(js_transform);
         let base = if meta_only {
-            Some(metadata_only())
+            Some(partial_object_metadata())
         } else if strip {
             Some(strip_managed_fields())
         } else {

@@ -450,9 +450,35 @@ fn strip_managed_fields_and_metadata_only_transforms() {
     assert!(strip_managed_fields()(plain.clone())
         .unwrap()
         .ptr_eq(&plain));
-    let m = metadata_only()(o).unwrap();
+    let m = metadata_only()(o.clone()).unwrap();
     assert!(!m.raw_str().contains("spec") && !m.raw_str().contains("managedFields"));
     assert_eq!(m.name(), "a");
+
+    // A whole object and the server's metadata-only form of it cache alike.
+    let from_client = partial_object_metadata()(o.clone()).unwrap();
+    let server_form = KubeObject::from_value(&json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": serde_json::from_str::<serde_json::Value>(&o.raw_str())
+            .unwrap()["metadata"]
+            .clone(),
+    }))
+    .unwrap();
+    let from_server = partial_object_metadata()(server_form).unwrap();
+    for p in [&from_client, &from_server] {
+        assert_eq!(
+            (p.kind(), p.api_version()),
+            ("PartialObjectMetadata", "meta.k8s.io/v1")
+        );
+        assert_eq!(
+            (p.name(), p.namespace(), p.resource_version()),
+            ("a", Some("ns"), "1")
+        );
+        assert!(!p.raw_str().contains("spec") && !p.raw_str().contains("managedFields"));
+    }
+    let as_value =
+        |o: &KubeObject| serde_json::from_str::<serde_json::Value>(&o.raw_str()).unwrap();
+    assert_eq!(as_value(&from_client), as_value(&from_server));
 }
 
 #[test]
