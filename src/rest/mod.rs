@@ -53,6 +53,7 @@ pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
 pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
+pub(crate) use framer::find_newline;
 pub use framer::LineFramer;
 #[cfg(target_arch = "wasm32")]
 pub use js_transport::JsTransport;
@@ -74,6 +75,7 @@ pub use warning::{
 pub use watch::{
     decode_event, EventDecoder, WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION,
 };
+pub(crate) use watch_transport::stream_lease;
 pub use watch_transport::{
     bearer_subprotocol, close_error, handshake_error, open_fetch_watches, origin_of, websocket_url,
     TransportChoice, TransportReason, WatchTransport, WatchTransportMode, BEARER_PROTOCOL_PREFIX,
