@@ -28,6 +28,8 @@ pub enum Reply {
     Full(Response),
     /// A watch to stream.
     Watch(Box<WatchParams>),
+    /// A followed container log to stream.
+    Log(Box<crate::logs::LogRequest>),
 }
 
 /// A Status response for an error.
@@ -136,6 +138,21 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
         ("GET", None, None) if req.flag("watch") => watch_params(sim, &t, req),
         ("GET", None, None) => list(sim, &t, req),
         ("GET", Some(_), None) if req.flag("watch") => watch_params(sim, &t, req),
+        ("GET", Some(name), Some("log")) => {
+            let pod: Value = {
+                let st = lock(&sim.store);
+                let o = st
+                    .get(t.res, t.ns_key(), name)
+                    .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
+                serde_json::from_slice(&o.bytes).unwrap_or(Value::Null)
+            };
+            let lr = crate::logs::parse(sim, t.ns_key(), &pod, req)?;
+            Ok(if lr.follows() {
+                Reply::Log(Box::new(lr))
+            } else {
+                Reply::Full(lr.body(sim))
+            })
+        }
         ("GET", Some(name), sub) => {
             let st = lock(&sim.store);
             let o = st

@@ -18,6 +18,7 @@ mod faults;
 mod flood;
 mod http;
 mod list;
+mod logs;
 mod partial;
 mod patch;
 mod resources;

@@ -79,7 +79,7 @@ fn bookmark(res: usize, rv: u64, initial_end: bool, partial: bool) -> Vec<u8> {
 }
 
 /// Whether the peer has closed its side (checked while idle).
-fn peer_closed(stream: &TcpStream) -> bool {
+pub fn peer_closed(stream: &TcpStream) -> bool {
     let mut buf = [0u8; 1];
     if stream.set_nonblocking(true).is_err() {
         return true;
