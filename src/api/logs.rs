@@ -344,4 +344,64 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_followed_log_is_counted_in_the_connection_budget_while_open() {
+        use crate::rest::{open_fetch_watches, Config, FakeResponse, FakeTransport};
+        use std::rc::Rc;
+        let t = FakeTransport::new();
+        let mut cfg = Config::new("http://logs.test");
+        cfg.rate_limit = None;
+        let c = Client::with_transport(
+            cfg,
+            Rc::new(t.clone()),
+            crate::rt::FakeClock::new().shared(),
+        )
+        .unwrap();
+        let (resp, body) = FakeResponse::streaming(200);
+        t.push(resp);
+        let follow = LogParams {
+            follow: true,
+            container: Some("app".into()),
+            ..Default::default()
+        };
+        let mut lines = block_on(pod_logs(&c, "ns", "p", &follow)).unwrap();
+        let url = t.last_request().unwrap().url;
+        assert!(
+            url.starts_with("http://logs.test/api/v1/namespaces/ns/pods/p/log?"),
+            "{url}"
+        );
+        assert!(
+            url.contains("container=app") && url.contains("follow=true"),
+            "{url}"
+        );
+        assert!(
+            t.last_request().unwrap().is_watch,
+            "long-lived for the transport"
+        );
+        assert_eq!(open_fetch_watches("http://logs.test"), 1);
+        body.send(b"a\nb".to_vec());
+        assert_eq!(block_on(lines.next()).unwrap().unwrap(), "a");
+        drop(lines);
+        assert_eq!(
+            open_fetch_watches("http://logs.test"),
+            0,
+            "freed with the stream"
+        );
+        // Without follow: not counted.
+        t.push(FakeResponse::new(200).body("x\n"));
+        let once = block_on(pod_logs(&c, "ns", "p", &LogParams::default())).unwrap();
+        assert_eq!(open_fetch_watches("http://logs.test"), 0);
+        assert_eq!(block_on(once.collect::<Vec<_>>()).len(), 1);
+        // An error answer is typed.
+        t.push(FakeResponse::status(
+            400,
+            "BadRequest",
+            "a container name must be specified",
+        ));
+        let err = block_on(pod_logs(&c, "ns", "p", &LogParams::default()))
+            .err()
+            .unwrap();
+        assert_eq!(err.code(), Some(400));
+    }
 }
