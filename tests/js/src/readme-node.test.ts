@@ -15,7 +15,7 @@ if (!sim || !token) throw new Error('KUBEWASM_SIM_URL is not set: run through sc
 
 const readme = readFileSync(fileURLToPath(new URL('../../../pkg-template/README.md', import.meta.url)), 'utf8');
 // The sections written for Node: `## Node` and the feature sections after it.
-const nodeSections = ['Node', 'Label selectors from objects', 'Metadata-only informers', 'Warnings', 'Bring your own fetch'];
+const nodeSections = ['Node', 'Label selectors from objects', 'Metadata-only informers', 'Pod logs', 'Warnings', 'Bring your own fetch'];
 const sections = readme.split(/^## /m).filter((s) => nodeSections.some((h) => s.startsWith(`${h}\n`)));
 if (sections.length !== nodeSections.length) throw new Error(`README lacks one of the sections ${nodeSections.join(', ')}`);
 const blocks = sections.flatMap((section) => [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1]!));
@@ -85,8 +85,9 @@ users:
     }
     if (i === 0) assert.deepEqual(lines, [`${expected} pods in readme`]);
     if (i === 2) assert.deepEqual(lines, ['PartialObjectMetadata apiVersion,kind,metadata false']);
-    if (i === 3) assert.deepEqual(lines, ['warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead']);
-    if (i === 4) assert.match(lines.join('\n'), /^\d+ namespaces in 1 request$/);
+    if (i === 3) assert.deepEqual(lines, ['5 lines']);
+    if (i === 4) assert.deepEqual(lines, ['warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead']);
+    if (i === 5) assert.match(lines.join('\n'), /^\d+ namespaces in 1 request$/);
     if (i === 1) assert.ok(lines.length > 0 && lines.every((l) => /^\S+: \d+ pods$/.test(l)) && lines.some((l) => !l.endsWith(': 0 pods')), lines.join('\n'));
   }
 });
