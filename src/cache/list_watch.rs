@@ -15,7 +15,9 @@ use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 use futures::StreamExt;
 
-use crate::rest::{Client, Error, ListParams, ObjectList, Request, WatchEvent, WatchParams};
+use crate::rest::{
+    Client, Error, ListHooks, ListParams, ObjectList, OnItem, Request, WatchEvent, WatchParams,
+};
 use crate::rt::{spawn_local, TaskHandle};
 
 /// A stream of watch events.
@@ -25,6 +27,25 @@ pub type EventStream = LocalBoxStream<'static, Result<WatchEvent, Error>>;
 pub trait ListerWatcher {
     /// One LIST page.
     fn list(&self, params: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>>;
+    /// One LIST page, each valid item passed through `on_item` as soon as
+    /// it is decoded (what it returns is kept). A source that decodes as
+    /// the body streams in calls it before the next item arrives, so the
+    /// caller never holds the raw items of a page all at once.
+    fn list_with(
+        &self,
+        params: ListParams,
+        on_item: OnItem,
+    ) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
+        let page = self.list(params);
+        Box::pin(async move {
+            let mut page = page.await?;
+            page.items = std::mem::take(&mut page.items)
+                .into_iter()
+                .filter_map(|o| on_item(o))
+                .collect();
+            Ok(page)
+        })
+    }
     /// Open a WATCH. Dropping the stream must close the connection.
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>>;
     /// Whether streaming watch-list (`sendInitialEvents`) may be tried
@@ -200,6 +221,14 @@ impl ResourceListWatch {
 
 impl ListerWatcher for ResourceListWatch {
     fn list(&self, params: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
+        self.list_with(params, Rc::new(Some))
+    }
+
+    fn list_with(
+        &self,
+        params: ListParams,
+        on_item: OnItem,
+    ) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
         // What the reflector asks for the page after this one (PG-03: the
         // continue token and the limit, no resourceVersion), scoped the same.
         let (template, _) = self.apply_scope(
@@ -240,18 +269,30 @@ impl ListerWatcher for ResourceListWatch {
             if let Some(mut p) = ready {
                 // An aborted prefetch is asked again below.
                 if let Ok(page) = (&mut p.body).await {
-                    let page = page?;
+                    let mut page = page?;
                     if let Some(token) = &page.continue_token {
                         fetch_next(token);
                     }
+                    page.items = std::mem::take(&mut page.items)
+                        .into_iter()
+                        .filter_map(|o| on_item(o))
+                        .collect();
                     return Ok(page);
                 }
             }
-            match client.send_list_with(&req, fetch_next).await {
+            let hooks = ListHooks {
+                on_continue: Some(fetch_next),
+                on_item: Some(on_item.clone()),
+            };
+            match client.send_list_with(&req, hooks).await {
                 Err(e) if partial && refuses_accept(&e) => {
                     refused.set(true);
                     let req = plain.clone().list_params(&lp);
-                    client.send_list_with(&req, next_pages(plain)).await
+                    let hooks = ListHooks {
+                        on_continue: Some(next_pages(plain)),
+                        on_item: Some(on_item),
+                    };
+                    client.send_list_with(&req, hooks).await
                 }
                 r => r,
             }
