@@ -459,7 +459,7 @@ fn strip_managed_fields_and_metadata_only_transforms() {
     let server_form = KubeObject::from_value(&json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": serde_json::from_str::<serde_json::Value>(&o.raw_str())
+        "metadata": serde_json::from_str::<serde_json::Value>(o.raw_str())
             .unwrap()["metadata"]
             .clone(),
     }))
@@ -476,8 +476,7 @@ fn strip_managed_fields_and_metadata_only_transforms() {
         );
         assert!(!p.raw_str().contains("spec") && !p.raw_str().contains("managedFields"));
     }
-    let as_value =
-        |o: &KubeObject| serde_json::from_str::<serde_json::Value>(&o.raw_str()).unwrap();
+    let as_value = |o: &KubeObject| serde_json::from_str::<serde_json::Value>(o.raw_str()).unwrap();
     assert_eq!(as_value(&from_client), as_value(&from_server));
 }
 
