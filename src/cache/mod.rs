@@ -20,8 +20,10 @@
 mod delta_fifo;
 pub(crate) mod fx;
 mod index;
+mod informer_queue;
 mod keys;
 mod lister;
+mod real_fifo;
 mod selector;
 mod selector_object;
 mod slots;
@@ -34,8 +36,10 @@ pub use delta_fifo::{
     Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, SkippedObject,
     Transformer,
 };
+pub use informer_queue::{InformerQueue, QueueKind};
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
 pub use lister::{Lister, NotFound};
+pub use real_fifo::RealFifo;
 pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
     Operator, Requirement, SelectorError, SelectorErrorKind, MAX_SELECTOR_BYTES,

@@ -65,8 +65,8 @@ use futures::StreamExt;
 
 pub use backoff::{BackoffManager, BackoffOptions};
 
-use super::delta_fifo::DeltaFifo;
 use super::delta_fifo::{describe, SkippedObject};
+use super::informer_queue::InformerQueue;
 use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Failure, Phase, StatusCell, StatusError};
@@ -146,10 +146,11 @@ struct State {
     watch_list_rejected: bool,
 }
 
-/// Lists and watches into a [`DeltaFifo`].
+/// Lists and watches into a queue ([`DeltaFifo`](super::DeltaFifo) or
+/// [`RealFifo`](super::RealFifo)).
 pub struct Reflector {
     lw: Rc<dyn ListerWatcher>,
-    fifo: DeltaFifo,
+    fifo: InformerQueue,
     clock: SharedClock,
     status: StatusCell,
     opts: ReflectorOptions,
@@ -193,7 +194,7 @@ impl Reflector {
     /// A reflector feeding `fifo` from `lw`.
     pub fn new(
         lw: Rc<dyn ListerWatcher>,
-        fifo: DeltaFifo,
+        fifo: impl Into<InformerQueue>,
         clock: SharedClock,
         status: StatusCell,
         opts: ReflectorOptions,
@@ -201,7 +202,7 @@ impl Reflector {
         let seed = (crate::rt::random_f64() * u64::MAX as f64) as u64;
         Reflector {
             lw,
-            fifo,
+            fifo: fifo.into(),
             clock,
             status,
             opts,

@@ -94,7 +94,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
-use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects, Transformer};
+use super::delta_fifo::{DeltaFifoOptions, KnownObjects, Transformer};
+use super::informer_queue::{InformerQueue, QueueKind};
 use super::keys::DeltaObject;
 use super::list_watch::ListerWatcher;
 use super::processor::{
@@ -120,6 +121,11 @@ pub struct InformerOptions {
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
+    /// The queue between the reflector and the store: [`QueueKind::DeltaFifo`]
+    /// (the default: the pipeline every behaviour test and benchmark of this
+    /// crate was built on) or [`QueueKind::RealFifo`] (client-go's default
+    /// since 1.36: every change in order, one per pop).
+    pub queue: QueueKind,
     /// The bound of each handler's backlog ([`DEFAULT_MAX_PENDING`] when
     /// `None`; `Some(0)` = unbounded). While a handler is over it, the
     /// informer stops applying the queue and reading the watch.
@@ -155,7 +161,7 @@ struct Inner {
     lw: Rc<dyn ListerWatcher>,
     clock: SharedClock,
     indexer: Indexer,
-    fifo: RefCell<Option<DeltaFifo>>,
+    fifo: RefCell<Option<InformerQueue>>,
     status: StatusCell,
     opts: RefCell<InformerOptions>,
     processor: Rc<Processor>,
@@ -487,11 +493,14 @@ impl SharedIndexInformer {
         }
         inner.started.set(true);
         let opts = inner.opts.borrow().clone();
-        let fifo = DeltaFifo::new(DeltaFifoOptions {
-            known_objects: Some(Rc::new(inner.indexer.clone()) as Rc<dyn KnownObjects>),
-            emit_delta_type_replaced: true,
-            transformer: opts.transform.clone(),
-        });
+        let fifo = InformerQueue::new(
+            opts.queue,
+            DeltaFifoOptions {
+                known_objects: Some(Rc::new(inner.indexer.clone()) as Rc<dyn KnownObjects>),
+                emit_delta_type_replaced: true,
+                transformer: opts.transform.clone(),
+            },
+        );
         *inner.fifo.borrow_mut() = Some(fifo.clone());
         let mut ropts = opts.reflector.clone();
         let check = inner.processor.check_period();
