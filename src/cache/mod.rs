@@ -14,6 +14,7 @@
 //! | ST-01..14 (ST-15 transactions are not provided) | `store.rs` | `tests::store_tests::st_*` |
 //! | LS | `selector.rs`, `lister.rs` | `selector::tests::ls_*`, `lister::tests::ls_*` |
 //! | DF-01..14 | `delta_fifo.rs` | `tests::fifo_tests::df_*` |
+//! | RealFIFO | `real_fifo.rs` | `tests::real_fifo_tests::rf_*` |
 //! | RL, PG (reflector side), CT, SI | informer layer | the table in `shared_informer.rs` |
 //! | PG-01..04 | `api/pager.rs` | `api::tests::pg_01_to_04_pager_rules` |
 

@@ -26,7 +26,7 @@ use super::selector::{label_selector, selector_error};
 use crate::cache::{
     partial_object_metadata, resync_period, strip_managed_fields, DeltaObject, Failure,
     FieldSelector, Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
-    Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
+    Lister as RustLister, Notification, QueueKind, ReflectorOptions, Registration, ResourceScope,
     SharedIndexInformer, SharedInformerFactory, Transformer,
 };
 use crate::rest::KubeObject;
@@ -70,6 +70,15 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * says when this happens.
    */
   maxBacklog?: number;
+  /**
+   * The queue between the watch and the cache. `'delta'` (the default, client-go's DeltaFIFO): a key's
+   * queued changes are handed over together, a delete of an object the cache never held is dropped and
+   * repeated deletes are merged, so handlers never see a delete for something they were not given.
+   * `'real'` (client-go's RealFIFO, its informers' default since 1.36): every change in arrival order
+   * across keys, deletes included as they came, a relist's deletions before its objects. Subscribers'
+   * per-frame diffs look the same either way; handlers differ only in the order across keys.
+   */
+  queue?: 'delta' | 'real';
   /**
    * Waits between attempts after an error or a relist (client-go's defaults:
    * 800 ms doubling to 30 s, each wait up to twice its base at random).
@@ -865,6 +874,16 @@ impl InformerFactory {
         }
         io.max_pending =
             options::number(&opts, "maxBacklog")?.map(|n| n.min(u32::MAX as f64) as usize);
+        io.queue = match options::string(&opts, "queue")?.as_deref() {
+            None | Some("delta") => QueueKind::DeltaFifo,
+            Some("real") => QueueKind::RealFifo,
+            Some(other) => {
+                return Err(KubeErrorInit::invalid(format!(
+                    "option `queue` must be 'delta' or 'real', not {other:?}"
+                ))
+                .into())
+            }
+        };
         let strip = options::prop(&opts, "stripManagedFields")
             .and_then(|v| v.as_bool())
             .unwrap_or(true);
