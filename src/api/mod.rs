@@ -1,11 +1,14 @@
-//! Resource identities (group/version/resource and kind), the dynamic client
-//! for any resource including CRDs, the pager, discovery and the REST mapper.
+//! Resource identities, the resource handle every request path comes from,
+//! the pager, discovery and the REST mapper.
 //!
 //! * [`ApiResource`] names a resource completely (group, version, plural,
 //!   kind, scope); [`builtin_resources`] knows the common ones without a
 //!   round trip.
-//! * [`DynamicClient`] does CRUD, patch (four types), delete collection,
-//!   watch and the `status`/`scale` subresources on any resource.
+//! * [`Api`] is one resource plus a namespace scope: it builds every
+//!   request path (the list/watch source of informers and the JS resource
+//!   client go through it), applies the scope rules, and does CRUD, patch
+//!   (four types), delete collection, watch and subresources on any
+//!   resource, CRDs included.
 //! * [`list_all`] follows continue tokens with client-go's pager rules
 //!   (PG-01..04).
 //! * [`Discovery`] reads aggregated discovery (one request per root) and falls
@@ -14,7 +17,7 @@
 //! * [`pod_logs`] streams a container's log line by line ([`LogParams`]).
 
 mod discovery;
-mod dynamic;
+mod handle;
 mod logs;
 mod mapper;
 mod pager;
@@ -23,11 +26,13 @@ mod resource;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
-pub use discovery::{
-    parse_aggregated, parse_legacy_group_list, parse_resource_list, Discovery, AGGREGATED_ACCEPT,
+pub use discovery::Discovery;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+use discovery::{
+    parse_aggregated, parse_legacy_group_list, parse_resource_list, AGGREGATED_ACCEPT,
 };
-pub use dynamic::DynamicClient;
-pub use logs::{lines as log_lines, pod_logs, LogLines, LogParams, DEFAULT_MAX_LOG_LINE_BYTES};
+pub use handle::{Api, Deleted};
+pub use logs::{pod_logs, LogLines, LogParams, DEFAULT_MAX_LOG_LINE_BYTES};
 pub use mapper::RestMapper;
 pub use pager::{list_all, ListAll};
-pub use resource::{builtin_resources, ApiResource, GroupVersionKind, GroupVersionResource};
+pub use resource::{builtin_resources, ApiResource, GroupVersionKind};

@@ -1,20 +1,20 @@
 //! The ListerWatcher seam: how a reflector lists and watches one resource.
 //! [`ResourceListWatch`] does it over the REST client for any resource
-//! (CRDs included); [`ScriptedListerWatcher`] is a scripted fake for tests.
+//! (CRDs included); tests script one with `ScriptedListerWatcher`.
 //!
 //! As in client-go's `NewFilteredListWatchFromClient` (RC-01), the scope's
 //! selectors and the tweak hook apply to LIST and WATCH alike.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::channel::{mpsc, oneshot};
+use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 use futures::StreamExt;
 
+use crate::api::{Api, ApiResource};
 use crate::rest::{
     Client, Error, ListHooks, ListParams, ObjectList, OnItem, Request, WatchEvent, WatchParams,
 };
@@ -59,16 +59,13 @@ pub trait ListerWatcher {
     }
 }
 
-/// Which objects a [`ResourceListWatch`] covers.
+/// Which objects a [`ResourceListWatch`] covers: a resource, a namespace
+/// (or all of them) and the selectors sent to the server.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ResourceScope {
-    /// API group (`""` for core).
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Plural resource name.
-    pub resource: String,
-    /// Namespace, or all namespaces.
+    /// The resource.
+    pub resource: ApiResource,
+    /// Namespace, or all namespaces (ignored for a cluster-scoped resource).
     pub namespace: Option<String>,
     /// Label selector sent to the server.
     pub label_selector: Option<String>,
@@ -95,13 +92,74 @@ fn refuses_accept(e: &Error) -> bool {
     matches!(e.code(), Some(406 | 415))
 }
 
+impl ResourceScope {
+    /// Every object of `resource`, in every namespace.
+    pub fn new(resource: ApiResource) -> Self {
+        ResourceScope {
+            resource,
+            ..Default::default()
+        }
+    }
+
+    /// Only objects in `namespace` (empty: all namespaces).
+    #[must_use]
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.namespace = (!namespace.is_empty()).then(|| namespace.to_owned());
+        self
+    }
+
+    /// Only objects matching this label selector.
+    #[must_use]
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Only objects matching this field selector.
+    #[must_use]
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Metadata only, asked of the server (see [`ResourceScope::metadata_only`]).
+    #[must_use]
+    pub fn metadata(mut self) -> Self {
+        self.metadata_only = true;
+        self
+    }
+
+    /// The namespace requests go to: `None` across all namespaces and for a
+    /// cluster-scoped resource.
+    pub fn effective_namespace(&self) -> Option<&str> {
+        self.namespace
+            .as_deref()
+            .filter(|n| self.resource.namespaced && !n.is_empty())
+    }
+
+    /// The resource handle for this scope's resource and namespace.
+    pub fn api(&self, client: Client) -> Api {
+        Api::namespaced(
+            client,
+            self.resource.clone(),
+            self.namespace.as_deref().unwrap_or(""),
+        )
+    }
+}
+
+impl From<&ApiResource> for ResourceScope {
+    fn from(resource: &ApiResource) -> Self {
+        ResourceScope::new(resource.clone())
+    }
+}
+
 /// A hook that adjusts list/watch parameters (client-go's `TweakListOptionsFunc`).
 pub type TweakParams = Rc<dyn Fn(&mut ListParams, &mut WatchParams)>;
 
 /// Lists and watches a resource through the REST client.
 #[derive(Clone)]
 pub struct ResourceListWatch {
-    client: Client,
+    api: Api,
     scope: ResourceScope,
     /// A watch that receives nothing (not even a bookmark) for this long is
     /// treated as dead: the stream yields a timeout error and the reflector
@@ -149,7 +207,7 @@ impl ResourceListWatch {
     /// a real API server sends a bookmark about once a minute.
     pub fn new(client: Client, scope: ResourceScope) -> Self {
         ResourceListWatch {
-            client,
+            api: scope.api(client),
             scope,
             idle_timeout: Some(Duration::from_secs(90)),
             tweak: None,
@@ -177,12 +235,14 @@ impl ResourceListWatch {
     }
 
     /// Adjust every request's parameters.
+    #[must_use]
     pub fn with_tweak(mut self, tweak: TweakParams) -> Self {
         self.tweak = Some(tweak);
         self
     }
 
     /// Declare that the server does not support streaming watch-list.
+    #[must_use]
     pub fn without_watch_list(mut self) -> Self {
         self.watch_list = false;
         self
@@ -191,6 +251,7 @@ impl ResourceListWatch {
     /// Request LIST pages one at a time (by default the next page is
     /// requested before the current one is decoded, which holds two pages in
     /// memory at once: turn it off under a tight memory budget).
+    #[must_use]
     pub fn without_prefetch(mut self) -> Self {
         self.prefetch_pages = false;
         self
@@ -201,10 +262,9 @@ impl ResourceListWatch {
         &self.scope
     }
 
-    fn base(&self, req: Request) -> Request {
-        req.group_version(&self.scope.group, &self.scope.version)
-            .namespace_opt(self.scope.namespace.as_deref())
-            .resource(&self.scope.resource)
+    /// The resource handle requests go through.
+    pub fn api(&self) -> &Api {
+        &self.api
     }
 
     fn apply_scope(&self, mut lp: ListParams, mut wp: WatchParams) -> (ListParams, WatchParams) {
@@ -239,9 +299,9 @@ impl ListerWatcher for ResourceListWatch {
             WatchParams::default(),
         );
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        let plain = self.base(Request::get());
+        let plain = self.api.collection_request(Request::get());
         let (base, partial) = self.accept(plain.clone(), PARTIAL_LIST_ACCEPT);
-        let client = self.client.clone();
+        let client = self.api.client().clone();
         let slot = self.prefetch.clone();
         let prefetch_pages = self.prefetch_pages;
         // A page prefetched for other parameters is of no use: drop (abort) it.
@@ -263,7 +323,7 @@ impl ListerWatcher for ResourceListWatch {
             })
         };
         let fetch_next = next_pages(base);
-        let client = self.client.clone();
+        let client = self.api.client().clone();
         let refused = self.partial_refused.clone();
         Box::pin(async move {
             if let Some(mut p) = ready {
@@ -301,12 +361,15 @@ impl ListerWatcher for ResourceListWatch {
 
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
         let (_, wp) = self.apply_scope(ListParams::default(), params);
-        let mut plain = self.base(Request::get()).watch_params(&wp);
+        let mut plain = self
+            .api
+            .collection_request(Request::get())
+            .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             plain = plain.idle_timeout(d);
         }
         let (req, partial) = self.accept(plain.clone(), PARTIAL_WATCH_ACCEPT);
-        let client = self.client.clone();
+        let client = self.api.client().clone();
         let last = self.transport.clone();
         let refused = self.partial_refused.clone();
         Box::pin(async move {
@@ -331,153 +394,6 @@ impl ListerWatcher for ResourceListWatch {
     }
 }
 
-/// One request a [`ScriptedListerWatcher`] received.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Call {
-    /// A LIST page.
-    List(ListParams),
-    /// A WATCH (with `send_initial_events` set for a watch-list).
-    Watch(WatchParams),
-}
-
-impl Call {
-    /// A compact description: `LIST rv=0 limit=500`, `LIST rv= limit=0 continue`,
-    /// `WATCH rv=3`, `WATCHLIST rv=`.
-    pub fn describe(&self) -> String {
-        match self {
-            Call::List(p) => format!(
-                "LIST rv={} limit={}{}",
-                p.resource_version.as_deref().unwrap_or(""),
-                p.limit.unwrap_or(0),
-                if p.continue_token.is_some() {
-                    " continue"
-                } else {
-                    ""
-                }
-            ),
-            Call::Watch(p) if p.send_initial_events == Some(true) => format!(
-                "WATCHLIST rv={}",
-                p.resource_version.as_deref().unwrap_or("")
-            ),
-            Call::Watch(p) => format!("WATCH rv={}", p.resource_version.as_deref().unwrap_or("")),
-        }
-    }
-}
-
-type WatchTx = mpsc::UnboundedSender<Result<WatchEvent, Error>>;
-
-#[derive(Default)]
-struct Script {
-    lists: VecDeque<Result<ObjectList, Error>>,
-    watch_errors: VecDeque<Option<Error>>,
-    watches: Vec<WatchTx>,
-    calls: Vec<Call>,
-    no_watch_list: bool,
-}
-
-/// A scripted lister-watcher for tests: LIST answers come from a queue
-/// (an empty list at RV "1" when it runs dry); each WATCH either fails with
-/// the next queued error or opens a channel the test feeds with
-/// [`send`](ScriptedListerWatcher::send). Clones share one script.
-#[derive(Clone, Default)]
-pub struct ScriptedListerWatcher {
-    script: Rc<RefCell<Script>>,
-}
-
-impl ScriptedListerWatcher {
-    /// An empty script.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Queue the answer to a future LIST.
-    pub fn push_list(&self, r: Result<ObjectList, Error>) {
-        self.script.borrow_mut().lists.push_back(r);
-    }
-
-    /// Make the next WATCH fail with `e`.
-    pub fn push_watch_error(&self, e: Error) {
-        self.script.borrow_mut().watch_errors.push_back(Some(e));
-    }
-
-    /// Declare watch-list unsupported (RL-01).
-    pub fn set_watch_list_unsupported(&self) {
-        self.script.borrow_mut().no_watch_list = true;
-    }
-
-    /// Feed the most recent watch. Returns false when no watch is open.
-    pub fn send(&self, ev: Result<WatchEvent, Error>) -> bool {
-        let tx = self.script.borrow().watches.last().cloned();
-        tx.is_some_and(|tx| tx.unbounded_send(ev).is_ok())
-    }
-
-    /// End the most recent watch cleanly (the server closed it).
-    pub fn close_watch(&self) {
-        if let Some(tx) = self.script.borrow().watches.last() {
-            tx.close_channel();
-        }
-    }
-
-    /// Every request so far.
-    pub fn calls(&self) -> Vec<Call> {
-        self.script.borrow().calls.clone()
-    }
-
-    /// [`Call::describe`] of every request so far.
-    pub fn described(&self) -> Vec<String> {
-        self.script
-            .borrow()
-            .calls
-            .iter()
-            .map(Call::describe)
-            .collect()
-    }
-
-    /// Watches whose stream the consumer still holds (not dropped, not closed).
-    pub fn open_watches(&self) -> usize {
-        self.script
-            .borrow()
-            .watches
-            .iter()
-            .filter(|t| !t.is_closed())
-            .count()
-    }
-}
-
-impl ListerWatcher for ScriptedListerWatcher {
-    fn list(&self, params: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
-        let mut s = self.script.borrow_mut();
-        s.calls.push(Call::List(params));
-        let r = s.lists.pop_front().unwrap_or_else(|| {
-            Ok(ObjectList {
-                api_version: "v1".into(),
-                kind: "List".into(),
-                resource_version: "1".into(),
-                continue_token: None,
-                remaining_item_count: None,
-                invalid: Vec::new(),
-                items: Vec::new(),
-            })
-        });
-        Box::pin(async move { r })
-    }
-
-    fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
-        let mut s = self.script.borrow_mut();
-        s.calls.push(Call::Watch(params));
-        if let Some(Some(e)) = s.watch_errors.pop_front() {
-            return Box::pin(async move { Err(e) });
-        }
-        let (tx, rx) = mpsc::unbounded();
-        s.watches.push(tx);
-        Box::pin(async move { Ok(rx.boxed_local()) })
-    }
-
-    fn supports_watch_list(&self) -> bool {
-        !self.script.borrow().no_watch_list
-    }
-}
-
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use std::cell::RefCell;
@@ -486,6 +402,7 @@ mod tests {
     use serde_json::json;
 
     use super::{ListerWatcher, ResourceListWatch, ResourceScope};
+    use crate::api::ApiResource;
     use crate::rest::{Client, Config, FakeResponse, FakeTransport, ListParams};
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};
 
@@ -510,12 +427,8 @@ mod tests {
         cfg.rate_limit = None;
         let c = Client::with_transport(cfg, Rc::new(t.clone()), FakeClock::new().shared())
             .expect("client");
-        let scope = ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            label_selector: Some("app=web".into()),
-            ..Default::default()
-        };
+        let scope =
+            ResourceScope::new(ApiResource::builtin("pods").expect("pods")).labels("app=web");
         (t, ResourceListWatch::new(c, scope))
     }
 
@@ -593,7 +506,10 @@ mod tests {
             metadata_only: true,
             ..plain.scope().clone()
         };
-        (t, ResourceListWatch::new(plain.client.clone(), scope))
+        (
+            t,
+            ResourceListWatch::new(plain.api().client().clone(), scope),
+        )
     }
 
     fn accept(t: &FakeTransport, i: usize) -> String {

@@ -25,9 +25,10 @@ use std::rc::Rc;
 
 use super::delta_fifo::{
     prepare_object, Delta, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped,
-    SkippedObject, Transformer,
+    SkippedObject,
 };
 use super::keys::{object_key, DeltaObject, Tombstone};
+use super::store::Transformer;
 use crate::rest::KubeObject;
 use crate::rt::Notify;
 

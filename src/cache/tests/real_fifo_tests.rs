@@ -60,6 +60,11 @@ fn drain(f: &RealFifo) -> Vec<(DeltaType, String, String)> {
     out
 }
 
+/// A scripted sequence of queue operations.
+type Ops = Box<dyn Fn(&RealFifo)>;
+/// What [`drain`] returns.
+type Summary = Vec<(DeltaType, String, String)>;
+
 fn d(v: &[(DeltaType, &str, &str)]) -> Vec<(DeltaType, String, String)> {
     v.iter()
         .map(|(t, k, r)| (*t, k.to_string(), r.to_string()))
@@ -129,11 +134,7 @@ fn rf_replace_after_a_queued_delete_queues_the_object_again() {
 
 #[test]
 fn rf_replace_tombstones_keys_only_in_the_queue_once() {
-    let cases: Vec<(
-        &str,
-        Box<dyn Fn(&RealFifo)>,
-        Vec<(DeltaType, String, String)>,
-    )> = vec![
+    let cases: Vec<(&str, Ops, Summary)> = vec![
         (
             "added then relisted without it",
             Box::new(|f| {
