@@ -5,7 +5,8 @@
 //! cluster-scoped resource is ignored, as its requests ignore it.
 //!
 //! Asking again for a scope with options that shape the cache differently
-//! (transform, resync period, backoff, backlog bound, or an indexer name
+//! (transform, resync period, backoff, backlog bound, queue, metadata only,
+//! or an indexer name
 //! bound to another function) is an [`FactoryError::OptionsConflict`], not
 //! a silent reuse of the first informer: its cache would not be what the
 //! second caller asked for. Indexers under new names are added to the
@@ -69,6 +70,8 @@ impl std::error::Error for FactoryError {
 struct Entry {
     informer: SharedIndexInformer,
     options: InformerOptions,
+    /// Whether its scope asks the server for metadata only.
+    metadata_only: bool,
     attachment: Option<Rc<dyn Any>>,
 }
 
@@ -134,6 +137,9 @@ fn options_conflict(a: &InformerOptions, b: &InformerOptions) -> Option<&'static
     if a.max_pending != b.max_pending {
         return Some("backlog bound");
     }
+    if a.queue != b.queue {
+        return Some("queue");
+    }
     None
 }
 
@@ -196,15 +202,13 @@ impl SharedInformerFactory {
             .unwrap_or_default();
         let r = &scope.resource;
         format!(
-            "{}/{}/{}|{}|{}|{}{}",
+            "{}/{}/{}|{}|{}|{}",
             r.group,
             r.version,
             r.plural,
             scope.effective_namespace().unwrap_or(""),
             canon_l,
-            canon_f,
-            // Metadata-only objects differ from whole ones: another informer.
-            if scope.metadata_only { "|meta" } else { "" }
+            canon_f
         )
     }
 
@@ -232,7 +236,8 @@ impl SharedInformerFactory {
         let key = Self::scope_key(&scope);
         let opts = opts.unwrap_or_else(|| self.defaults.clone());
         let existing = self.informers.borrow().get(&key).map(|e| {
-            let conflict = options_conflict(&e.options, &opts);
+            let conflict = options_conflict(&e.options, &opts)
+                .or_else(|| (e.metadata_only != scope.metadata_only).then_some("metadata_only"));
             let added: Indexers = opts
                 .indexers
                 .iter()
@@ -265,6 +270,7 @@ impl SharedInformerFactory {
             Entry {
                 informer: inf.clone(),
                 options: opts,
+                metadata_only: scope.metadata_only,
                 attachment,
             },
         );

@@ -58,8 +58,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * `PartialObjectMetadata` (so the rest of each object never crosses the wire), and objects are
    * `{ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }` without managedFields.
    * A server that refuses (406/415) or ignores the request, and watches over WebSocket (which cannot
-   * ask), send whole objects, which are cut down to the same form on the client. A separate informer
-   * from the same resource without it.
+   * ask), send whole objects, which are cut down to the same form on the client.
    */
   metadataOnly?: boolean;
   /** Applied to each object before it is cached; must return a JSON-serializable object. */

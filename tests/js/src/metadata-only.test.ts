@@ -78,8 +78,8 @@ test('a metadataOnly informer gets PartialObjectMetadata over the wire, lists an
 
   // A change arrives through the metadata-only watch.
   await podsApi.create({ metadata: { name: 'late', labels: { app: 'late' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } as KubeObject, {});
-  await until(() => meta.pods.lister().get(ns, 'late') !== undefined);
-  const late = meta.pods.lister().get(ns, 'late')!;
+  await until(() => meta.pods.lister().get('late', ns) !== undefined);
+  const late = meta.pods.lister().get('late', ns)!;
   assert.equal(late.kind, 'PartialObjectMetadata');
   assert.deepEqual(late.metadata.labels, { app: 'late' });
   const reference = shapeOf(meta.pods.getSnapshot());

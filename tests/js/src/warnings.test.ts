@@ -24,7 +24,7 @@ for (const transport of ['node', 'fetch'] as const) {
       seen.map((w) => w.text),
       [deprecated, 'spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead'],
     );
-    await pods.patch(name, { metadata: { labels: { touched: 'yes' } } }, 'merge', {});
+    await pods.patch(name, undefined, { metadata: { labels: { touched: 'yes' } } }, 'merge', {});
     assert.equal(seen.length, 2, 'the same texts again are not repeated');
     // A pod without deprecated labels brings no warning.
     await pods.create(pod(`${name}-clean`, { 'kubernetes.io/arch': 'amd64' }), {});
