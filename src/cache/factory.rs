@@ -5,7 +5,8 @@
 //! cluster-scoped resource is ignored, as its requests ignore it.
 //!
 //! Asking again for a scope with options that shape the cache differently
-//! (transform, resync period, backoff, backlog bound, or an indexer name
+//! (transform, resync period, backoff, backlog bound, queue, metadata only,
+//! or an indexer name
 //! bound to another function) is an [`FactoryError::OptionsConflict`], not
 //! a silent reuse of the first informer: its cache would not be what the
 //! second caller asked for. Indexers under new names are added to the
@@ -75,6 +76,8 @@ impl std::error::Error for FactoryError {
 struct Entry {
     informer: SharedIndexInformer,
     options: InformerOptions,
+    /// Whether its scope asks the server for metadata only.
+    metadata_only: bool,
     attachment: Option<Rc<dyn Any>>,
 }
 
@@ -139,6 +142,9 @@ fn options_conflict(a: &InformerOptions, b: &InformerOptions) -> Option<&'static
     }
     if a.max_pending != b.max_pending {
         return Some("backlog bound");
+    }
+    if a.queue != b.queue {
+        return Some("queue");
     }
     None
 }
@@ -237,7 +243,8 @@ impl SharedInformerFactory {
         let key = Self::scope_key(&scope);
         let opts = opts.unwrap_or_else(|| self.defaults.clone());
         let existing = self.informers.borrow().get(&key).map(|e| {
-            let conflict = options_conflict(&e.options, &opts);
+            let conflict = options_conflict(&e.options, &opts)
+                .or_else(|| (e.metadata_only != scope.metadata_only).then_some("metadata_only"));
             let added: Indexers = opts
                 .indexers
                 .iter()
@@ -270,6 +277,7 @@ impl SharedInformerFactory {
             Entry {
                 informer: inf.clone(),
                 options: opts,
+                metadata_only: scope.metadata_only,
                 attachment,
             },
         );
