@@ -69,13 +69,17 @@ test-edge: build
 	cd examples/edge-worker && npm test
 
 # `npm pack` of the package installs into a fresh Vite + TypeScript app that
-# type-checks with `strict` and builds.
+# type-checks with `strict` and builds; its React page (`kubewasm/react` in
+# StrictMode) then runs in headless Chromium against the sim.
 test-vite: build
+	cargo build -q --release -p kubewasm-sim
+	cd tests/page && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	mkdir -p target && rm -f target/kubewasm-*.tgz
 	cd pkg && npm pack --silent --pack-destination ../target >/dev/null
 	cd tests/vite-app && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd tests/vite-app && npm install --no-save --no-audit --no-fund --loglevel=error ../../target/kubewasm-*.tgz
 	cd tests/vite-app && npm run --silent check
+	cd tests/vite-app && npm test
 
 ## build: the npm package (web + bundler targets) with pkg-template/ merged in.
 build pkg: deps
