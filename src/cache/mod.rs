@@ -64,10 +64,10 @@ pub use processor::{
 };
 pub use reflector::{
     is_too_large_resource_version, BackoffManager, BackoffOptions, Reflector, ReflectorOptions,
-    ShouldResync, WatchErrorHandler, DEFAULT_PAGE_SIZE,
+    Seed, ShouldResync, WatchErrorHandler, DEFAULT_PAGE_SIZE,
 };
 pub use shared_informer::{
     metadata_only, resync_period, strip_managed_fields, wait_for_cache_sync, InformerError,
-    InformerOptions, SharedIndexInformer,
+    InformerOptions, SeedSource, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};

@@ -146,6 +146,18 @@ struct State {
     watch_list_rejected: bool,
 }
 
+/// A stored copy of a resource to start from: its objects as of
+/// `resource_version`, written at `stored_at_ms` (wall clock).
+#[derive(Clone, Debug, Default)]
+pub struct Seed {
+    /// The objects, as the cache held them (after its transform).
+    pub objects: Vec<KubeObject>,
+    /// The resourceVersion the objects are current at.
+    pub resource_version: String,
+    /// When they were stored (wall-clock ms since the epoch).
+    pub stored_at_ms: f64,
+}
+
 /// Lists and watches into a [`DeltaFifo`].
 pub struct Reflector {
     lw: Rc<dyn ListerWatcher>,
@@ -320,7 +332,32 @@ impl Reflector {
             s.phase = phase;
             s.next_retry_at_ms = None;
             s.resource_version = rv;
+            if phase == Phase::Watching {
+                // A watch is open: the cache is live, no longer only stored.
+                s.stored_at_ms = None;
+            }
         });
+    }
+
+    /// Fill the queue from a stored copy (a warm start) as if a list at
+    /// `seed.resource_version` had returned it; [`resume`](Reflector::resume)
+    /// then watches from that version, and an expired one (410) relists.
+    /// Objects the cache cannot hold are skipped and reported. An empty
+    /// resourceVersion seeds nothing: there is nothing to watch from.
+    pub fn seed(&self, seed: Seed) {
+        if seed.resource_version.is_empty() {
+            return;
+        }
+        let skipped = self.fifo.replace(seed.objects, &seed.resource_version);
+        self.report_skipped(skipped);
+        self.set_last_rv(&seed.resource_version);
+        self.status.update(|s| {
+            s.phase = Phase::Stored;
+            s.next_retry_at_ms = None;
+            s.resource_version = seed.resource_version.clone();
+            s.stored_at_ms = Some(seed.stored_at_ms);
+        });
+        self.replaced();
     }
 
     /// Wait one backoff step (at least `floor`), showing it in the status.
