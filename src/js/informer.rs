@@ -22,6 +22,7 @@ use super::error::KubeErrorInit;
 use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
+use super::persist::Persist;
 use crate::cache::{
     metadata_only, resync_period, strip_managed_fields, DeltaObject, Failure, FieldSelector,
     Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
@@ -89,6 +90,14 @@ export interface InformerFactoryOptions {
    * In a worker, forward the page's visibility with `setVisible`.
    */
   hiddenPauseMs?: number;
+  /**
+   * Keep a copy of every informer's cache in IndexedDB and start from it
+   * next time (see the README's "Warm start"). `name` names the database;
+   * `identity` separates users (default: the client's bearer token, only
+   * ever hashed; required with a `tokenProvider`); writes happen at most
+   * once per `intervalMs` (default 1,000) per informer.
+   */
+  persist?: { name: string; identity?: string; intervalMs?: number };
 }
 
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
@@ -101,7 +110,12 @@ export interface Diff {
 
 /** An informer's health and progress. */
 export interface InformerStatus {
-  phase: 'idle' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
+  /** `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens. */
+  phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
+  /** Epoch ms at which the cached copy was stored; present until a watch or list confirmed it. */
+  storedAt?: number;
+  /** With a factory's `persist` option: whether copies are still written, and why not. */
+  persistence?: { enabled: boolean; warning?: string };
   /** While backing off: epoch ms of the next attempt. */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
@@ -173,6 +187,7 @@ pub struct InformerFactory {
     life: Rc<Lifecycle>,
     /// The `visibilitychange` listener, removed at shutdown.
     on_visibility: Option<Function>,
+    persist: Option<Rc<Persist>>,
 }
 
 /// What decides whether a factory's informers watch: their users (reference
@@ -250,6 +265,10 @@ struct State {
     catching_up: Cell<bool>,
     /// When the catch-up began (ms): diffs are held at most `MAX_CATCH_UP_MS`.
     catching_since: Cell<f64>,
+    /// Started from a stored copy: once it is no longer only stored, the
+    /// catch-up (watch replay or relist) is held as one diff.
+    warm: Rc<Cell<bool>>,
+    persist: Option<Rc<Persist>>,
 }
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
@@ -402,6 +421,10 @@ impl State {
     }
 
     fn flush(self: &Rc<Self>) {
+        if self.warm.get() && self.inf.status().get().phase != crate::cache::Phase::Stored {
+            self.warm.set(false);
+            self.begin_catch_up();
+        }
         if self.catching_up.get() {
             let st = self.inf.status_snapshot();
             let caught_up = st.phase != crate::cache::Phase::Listing
@@ -666,6 +689,9 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     if let Some(w) = &s.warning {
         set("warning", w.as_str().into());
     }
+    if let Some(t) = s.stored_at_ms {
+        set("storedAt", t.into());
+    }
     if let Some(h) = &s.held_back {
         let o = Object::new();
         let _ = Reflect::set(&o, &"pending".into(), &(h.pending as f64).into());
@@ -785,11 +811,13 @@ impl InformerFactory {
         if page_hidden() {
             life.set_visible(false);
         }
+        let persist = Persist::from_options(&opts, client.inner())?;
         Ok(InformerFactory {
             factory: SharedInformerFactory::new(client.inner().clone(), InformerOptions::default()),
             states,
             life,
             on_visibility,
+            persist,
         })
     }
 
@@ -892,8 +920,15 @@ impl InformerFactory {
             }
             io.indexers = indexers;
         }
+        let warm: Rc<Cell<bool>> = Rc::default();
+        if let Some(p) = &self.persist {
+            io.seed = Some(p.seed_source(&key, warm.clone()));
+        }
         let inf = self.factory.informer(scope, Some(io));
         add_label_indexes(&inf, &label_indexes)?;
+        if let Some(p) = &self.persist {
+            p.track(&inf, &key);
+        }
         let state = Rc::new(State {
             inf: inf.clone(),
             changes: RefCell::new(ChangeSet::default()),
@@ -911,6 +946,8 @@ impl InformerFactory {
             grace_task: RefCell::new(None),
             catching_up: Cell::new(false),
             catching_since: Cell::new(0.0),
+            warm,
+            persist: self.persist.clone(),
         });
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {
@@ -949,6 +986,20 @@ impl InformerFactory {
         self.factory.start();
     }
 
+    /// Stop writing to IndexedDB and delete every copy stored under the
+    /// `persist` name (for every server and identity), e.g. at logout.
+    /// Resolves at once without the `persist` option.
+    #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
+    pub fn clear_persisted(&self) -> Promise {
+        let cleared = self.persist.as_ref().map(|p| p.clear());
+        future_to_promise(async move {
+            if let Some(p) = cleared {
+                wasm_bindgen_futures::JsFuture::from(p).await?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Resolves when every informer created so far has synced.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
     pub fn wait_for_sync(&self) -> Promise {
@@ -973,6 +1024,9 @@ impl InformerFactory {
             t.abort();
         }
         self.factory.shutdown();
+        if let Some(p) = &self.persist {
+            p.stop();
+        }
         for s in self.states.borrow_mut().drain() {
             s.1.joined.notify_waiters();
         }
@@ -1237,7 +1291,11 @@ impl Informer {
     /// Current status.
     #[wasm_bindgen(getter, unchecked_return_type = "InformerStatus")]
     pub fn status(&self) -> JsValue {
-        status_to_js(&self.state.inf.status_snapshot())
+        let js = status_to_js(&self.state.inf.status_snapshot());
+        if let Some(p) = &self.state.persist {
+            let _ = Reflect::set(&js, &"persistence".into(), &p.status_js());
+        }
+        js
     }
 
     /// Approximate bytes the cached objects hold in wasm memory (raw JSON

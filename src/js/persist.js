@@ -1,0 +1,172 @@
+// IndexedDB storage of informer caches for warm starts (see persist.rs).
+//
+// One database per `persist.name`: `meta` maps an informer key to what its
+// stored copy is current at, `objects` maps [informer key, object key] to the
+// object's JSON. An informer key starts with a hash of the server URL and the
+// identity (never the credential itself), so two users of one browser never
+// read each other's copy. Everything read is checked; what does not fit this
+// schema is discarded and reported, never trusted.
+
+const SCHEMA = 1;
+const FORMAT = 'kubewasm';
+const META = 'meta';
+const OBJECTS = 'objects';
+/** How long opening may wait for other connections (an old tab holding an older schema). */
+const OPEN_TIMEOUT_MS = 3000;
+
+const request = (req) =>
+  new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+
+const done = (tx) =>
+  new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'));
+  });
+
+async function sha256hex(text) {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function openDb(name, warn) {
+  return new Promise((resolve, reject) => {
+    let req;
+    try {
+      req = indexedDB.open(name, SCHEMA);
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    const timer = setTimeout(() => reject(new DOMException(`opening ${name} timed out`, 'TimeoutError')), OPEN_TIMEOUT_MS);
+    req.onupgradeneeded = (ev) => {
+      const db = req.result;
+      if (ev.oldVersion !== 0) warn(`stored data of an older schema (${ev.oldVersion}) was discarded`);
+      for (const s of Array.from(db.objectStoreNames)) db.deleteObjectStore(s);
+      db.createObjectStore(META);
+      db.createObjectStore(OBJECTS);
+    };
+    req.onsuccess = () => {
+      clearTimeout(timer);
+      resolve(req.result);
+    };
+    req.onerror = () => {
+      clearTimeout(timer);
+      reject(req.error);
+    };
+  });
+}
+
+/** Storage of one factory's informers. Every method reports failures by rejecting. */
+export class PersistStore {
+  /** `identity` only enters a hash; `onWarning(message)` hears what was discarded. */
+  constructor(name, server, identity, onWarning) {
+    this.dbName = `kubewasm:${name}`;
+    this.warn = onWarning;
+    this.prefix = sha256hex(`${server}\n${identity}`);
+    this.db = null;
+  }
+
+  async open() {
+    if (this.db) return this.db;
+    if (typeof indexedDB === 'undefined') throw new DOMException('IndexedDB is not available here', 'NotSupportedError');
+    let db;
+    try {
+      db = await openDb(this.dbName, this.warn);
+    } catch (e) {
+      if (e?.name !== 'VersionError') throw e;
+      // Written by a newer schema: not ours to read.
+      this.warn(`stored data of a newer schema was discarded`);
+      await request(indexedDB.deleteDatabase(this.dbName));
+      db = await openDb(this.dbName, this.warn);
+    }
+    if (!db.objectStoreNames.contains(META) || !db.objectStoreNames.contains(OBJECTS)) {
+      // Same name, someone else's layout.
+      db.close();
+      this.warn(`the database ${this.dbName} was not written by kubewasm and was discarded`);
+      await request(indexedDB.deleteDatabase(this.dbName));
+      db = await openDb(this.dbName, this.warn);
+    }
+    // Another tab deleting or upgrading the database: let it.
+    db.onversionchange = () => {
+      db.close();
+      this.db = null;
+    };
+    this.db = db;
+    return db;
+  }
+
+  async key(scope) {
+    return `${await this.prefix}|${scope}`;
+  }
+
+  /**
+   * The stored copy of one informer: `{ rv, savedAt, objects }` (objects as
+   * JSON strings), or `null` when there is none or it was discarded.
+   */
+  async load(scope) {
+    const key = await this.key(scope);
+    const db = await this.open();
+    const tx = db.transaction([META, OBJECTS], 'readonly');
+    const range = IDBKeyRange.bound([key], [key, []]);
+    const [meta, objects] = await Promise.all([request(tx.objectStore(META).get(key)), request(tx.objectStore(OBJECTS).getAll(range))]);
+    if (meta === undefined) return null;
+    const valid =
+      meta !== null && typeof meta === 'object' && meta.format === FORMAT && meta.schema === SCHEMA &&
+      typeof meta.rv === 'string' && meta.rv !== '' && Number.isFinite(meta.savedAt) &&
+      meta.count === objects.length && objects.every((o) => typeof o === 'string');
+    if (!valid) {
+      this.warn(`the stored copy of ${scope} was unreadable and was discarded`);
+      await this.drop(scope);
+      return null;
+    }
+    return { rv: meta.rv, savedAt: meta.savedAt, objects };
+  }
+
+  /** Remove one informer's stored copy. */
+  async drop(scope) {
+    const key = await this.key(scope);
+    const db = await this.open();
+    const tx = db.transaction([META, OBJECTS], 'readwrite');
+    tx.objectStore(META).delete(key);
+    tx.objectStore(OBJECTS).delete(IDBKeyRange.bound([key], [key, []]));
+    await done(tx);
+  }
+
+  /** `drop` in the background: failing only means the copy is discarded again next time. */
+  forget(scope) {
+    this.drop(scope).catch(() => {});
+  }
+
+  /**
+   * One transaction: `puts` ([object key, JSON] pairs), `deletes` (object
+   * keys), and, when `rv` is given, the copy's new resourceVersion and size.
+   */
+  async write(scope, puts, deletes, rv, count) {
+    const key = await this.key(scope);
+    const db = await this.open();
+    const tx = db.transaction([META, OBJECTS], 'readwrite');
+    const finished = done(tx);
+    try {
+      const objects = tx.objectStore(OBJECTS);
+      for (const [k, json] of puts) objects.put(json, [key, k]);
+      for (const k of deletes) objects.delete([key, k]);
+      if (rv !== undefined) tx.objectStore(META).put({ format: FORMAT, schema: SCHEMA, rv, count, savedAt: Date.now() }, key);
+    } catch (e) {
+      // Nothing of a half-built batch may be committed.
+      finished.catch(() => {});
+      tx.abort();
+      throw e;
+    }
+    await finished;
+  }
+}
+
+/** Delete every stored copy kept under `name` (every identity's): for logout. */
+export async function clearStore(name) {
+  if (typeof indexedDB === 'undefined') return;
+  await request(indexedDB.deleteDatabase(`kubewasm:${name}`));
+}
