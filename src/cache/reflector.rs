@@ -174,6 +174,8 @@ pub struct Reflector {
     state: RefCell<State>,
     rng: RefCell<Rng>,
     resync_at: Cell<Option<Instant>>,
+    /// Seeded from a stored copy that the server has not confirmed yet.
+    stored: Cell<bool>,
 }
 
 /// client-go's `isTooLargeResourceVersionError` (RL-06).
@@ -226,6 +228,7 @@ impl Reflector {
             state: RefCell::new(State::default()),
             rng: RefCell::new(Rng::with_seed(seed)),
             resync_at: Cell::new(None),
+            stored: Cell::new(false),
         }
     }
 
@@ -332,11 +335,16 @@ impl Reflector {
             s.phase = phase;
             s.next_retry_at_ms = None;
             s.resource_version = rv;
-            if phase == Phase::Watching {
-                // A watch is open: the cache is live, no longer only stored.
-                s.stored_at_ms = None;
-            }
         });
+    }
+
+    /// The server confirmed the cache (a list, or a watch event or bookmark
+    /// after a seed): it is live, no longer only stored. An open watch alone
+    /// does not confirm it: an expired version arrives as an error event.
+    fn confirm(&self) {
+        if self.stored.replace(false) {
+            self.status.update(|s| s.stored_at_ms = None);
+        }
     }
 
     /// Fill the queue from a stored copy (a warm start) as if a list at
@@ -351,6 +359,7 @@ impl Reflector {
         let skipped = self.fifo.replace(seed.objects, &seed.resource_version);
         self.report_skipped(skipped);
         self.set_last_rv(&seed.resource_version);
+        self.stored.set(true);
         self.status.update(|s| {
             s.phase = Phase::Stored;
             s.next_retry_at_ms = None;
@@ -659,6 +668,7 @@ impl Reflector {
         self.report_skipped(skipped);
         self.set_last_rv(&list_rv);
         self.status.quiet(|s| s.resource_version = list_rv);
+        self.confirm();
         self.replaced();
         Ok(())
     }
@@ -810,6 +820,7 @@ impl Reflector {
             s.events_applied += 1;
             s.last_event_at_ms = Some(wall);
         });
+        self.confirm();
         true
     }
 }

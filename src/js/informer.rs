@@ -112,7 +112,7 @@ export interface Diff {
 export interface InformerStatus {
   /** `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens. */
   phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
-  /** Epoch ms at which the cached copy was stored; present until a watch or list confirmed it. */
+  /** Epoch ms at which the cached copy was stored; present (and `phase` is `stored`) until a watch or list confirmed it. */
   storedAt?: number;
   /** With a factory's `persist` option: whether copies are still written, and why not. */
   persistence?: { enabled: boolean; warning?: string };
@@ -421,9 +421,23 @@ impl State {
     }
 
     fn flush(self: &Rc<Self>) {
-        if self.warm.get() && self.inf.status().get().phase != crate::cache::Phase::Stored {
+        if self.warm.get() {
+            // A warm start: the stored copy goes out as one diff once it is
+            // applied; what the watch or a relist brings next as another.
+            if self.catching_since.get() == 0.0 {
+                self.catching_since.set(js_sys::Date::now());
+            }
+            let waited = js_sys::Date::now() - self.catching_since.get();
+            if self.inf.queued_deltas() > 0 && !self.inf.is_stopped() && waited < MAX_CATCH_UP_MS
+            {
+                let me = self.clone();
+                on_next_frame(move || me.flush());
+                return;
+            }
             self.warm.set(false);
+            self.deliver();
             self.begin_catch_up();
+            return;
         }
         if self.catching_up.get() {
             let st = self.inf.status_snapshot();
@@ -439,6 +453,11 @@ impl State {
             }
             self.catching_up.set(false);
         }
+        self.deliver();
+    }
+
+    /// Send the changes recorded so far to every subscriber as one diff.
+    fn deliver(&self) {
         let diff = self.changes.borrow_mut().flush();
         if diff.is_empty() {
             return;
@@ -656,7 +675,17 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     let set = |k: &str, v: JsValue| {
         let _ = Reflect::set(&o, &k.into(), &v);
     };
-    set("phase", s.phase.as_str().into());
+    // Until a watch or list confirms a restored copy, the data is stored,
+    // not live, whatever the reflector is doing meanwhile.
+    let phase = match s.phase {
+        crate::cache::Phase::Listing | crate::cache::Phase::Backoff
+            if s.stored_at_ms.is_some() =>
+        {
+            crate::cache::Phase::Stored
+        }
+        p => p,
+    };
+    set("phase", phase.as_str().into());
     if let Some(t) = s.next_retry_at_ms {
         set("nextRetryAt", t.into());
     }

@@ -938,11 +938,13 @@ fn a_seed_fills_the_cache_and_the_watch_starts_from_its_rv_without_listing() {
     assert!(r.inf.has_synced(), "the stored copy counts as the initial list");
     assert_eq!(r.state().len(), 2);
     assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()], "no list");
-    // The watch is open: live, no longer only stored.
+    // An open watch does not confirm the copy (an expired RV arrives as an
+    // error event); its first event does.
     let st = r.inf.status_snapshot();
-    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, None));
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, Some(1234.0)));
     r.send(WatchEvent::Modified(obj("ns/b", 6)));
     assert_eq!(r.state()["ns/b"], "6");
+    assert_eq!(r.inf.status_snapshot().stored_at_ms, None);
     // The stored RV expired meanwhile: relist and deliver the difference.
     r.send(gone());
     r.clock.advance(Duration::from_secs(2));

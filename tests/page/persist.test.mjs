@@ -1,0 +1,194 @@
+// Warm starts from IndexedDB in headless Chromium against the sim: a reload
+// renders stored rows before any list completes and then converges on what
+// changed while the page was closed; corrupted, foreign and over-quota
+// storage each leave the page working, with a warning in the status.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, startSim, until } from './harness.mjs';
+
+const PODS = 10_000;
+let sim, browser;
+const BLANK = () => `${sim.url}/version`;
+const sorted = (o) => JSON.stringify(Object.entries(o).sort());
+
+/**
+ * In the page: a factory persisting under `name`, a pods informer whose
+ * first diff renders table rows; records when rows first showed, the
+ * informer's status then, and every diff.
+ */
+const openPods = async ({ name, intervalMs }) => {
+  const t0 = performance.now();
+  const m = await import('/plain/pkg/web/index.js');
+  await m.default();
+  const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }), { persist: { name, intervalMs } });
+  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  const table = document.body.appendChild(document.createElement('table'));
+  const w = (window.__kw = { m, factory, pods, diffs: [], firstRows: undefined });
+  pods.subscribe((d) => {
+    w.diffs.push({ added: d.added.length, updated: d.updated.length, removed: d.removed.length, phase: pods.status.phase });
+    if (w.firstRows) return;
+    const rows = pods.getSnapshot().slice(0, 50);
+    table.replaceChildren(...rows.map((p) => {
+      const tr = document.createElement('tr');
+      tr.append(Object.assign(document.createElement('td'), { textContent: `${p.metadata.namespace}/${p.metadata.name}` }));
+      return tr;
+    }));
+    w.firstRows = { at: performance.now(), ms: performance.now() - t0, rows: rows.length, status: pods.status };
+  });
+  factory.start();
+  return { t0 };
+};
+
+/** In the page: when every list request of pods finished (resource timing; empty while none did). */
+const listsFinishedAt = () => performance.getEntriesByType('resource')
+  .filter((e) => /\/api\/v1\/pods\?/.test(e.name) && !/watch=/.test(e.name))
+  .map((e) => e.responseEnd);
+
+/** In the page: what the stored copy of the pods informer says (meta records of every informer). */
+const storedMeta = (name) => new Promise((resolve, reject) => {
+  const req = indexedDB.open(`kubewasm:${name}`);
+  req.onerror = () => reject(req.error);
+  req.onsuccess = () => {
+    const db = req.result;
+    if (!db.objectStoreNames.contains('meta')) { db.close(); resolve([]); return; }
+    const get = db.transaction('meta').objectStore('meta').getAll();
+    get.onsuccess = () => { db.close(); resolve(get.result); };
+    get.onerror = () => reject(get.error);
+  };
+});
+
+const cacheState = (page) => page.evaluate(() => Object.fromEntries(window.__kw.pods.lister().list({}).map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion])));
+const simPods = async () => (await sim.call('/sim/state?resource=pods')).items;
+
+before(async () => {
+  sim = await startSim(['--namespaces', '3', '--pods', String(PODS)]);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  sim?.stop();
+});
+
+test('a reload renders 10,000 stored pods before any list completes, then equals the sim after changes, deletions and a compaction', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(BLANK());
+    await page.evaluate(openPods, { name: 'warm', intervalMs: 100 });
+    await page.evaluate(() => window.__kw.pods.waitForSync());
+    assert.equal((await page.evaluate(() => window.__kw.firstRows.status)).phase !== 'stored', true, 'a cold start lists');
+    // Every pod and the resourceVersion are stored (written in bounded batches).
+    await until(async () => (await page.evaluate(storedMeta, 'warm')).some((m) => m.count === PODS), 20_000, 'the stored copy');
+    await page.evaluate(() => window.__kw.factory.shutdown());
+
+    // While the page is away: changes, deletions, and a compaction that expires the stored RV.
+    await page.goto('about:blank');
+    await sim.call('/sim/churn/steps', { steps: 200, seed: 11 });
+    const victims = Object.keys(await simPods()).slice(0, 5);
+    for (const k of victims) {
+      const [ns, n] = k.split('/');
+      const r = await fetch(`${sim.url}/api/v1/namespaces/${ns}/pods/${n}`, { method: 'DELETE' });
+      assert.ok(r.ok);
+    }
+    await sim.call('/sim/compact', {});
+
+    await page.goto(BLANK());
+    await page.evaluate(openPods, { name: 'warm', intervalMs: 100 });
+    await until(() => page.evaluate(() => window.__kw.firstRows), 10_000, 'the first rows');
+    const first = await page.evaluate(() => window.__kw.firstRows);
+    const listsBefore = await page.evaluate(listsFinishedAt);
+    assert.equal(first.rows, 50);
+    assert.equal(first.status.phase, 'stored', 'the rows came from storage');
+    assert.ok(first.status.storedAt > 0 && first.status.storedAt <= Date.now(), 'and say since when');
+    assert.ok(listsBefore.every((end) => end > first.at), `rows at ${first.at.toFixed(0)} ms, lists done at ${listsBefore}`);
+    console.log(`# first rows from IndexedDB after ${first.ms.toFixed(0)} ms (${PODS} pods)`);
+
+    // The stored RV expired: a relist brings the cache to the sim's state, as one diff.
+    const want = await simPods();
+    await until(async () => sorted(await cacheState(page)) === sorted(want), 20_000, 'the cache equals the sim');
+    await until(() => page.evaluate(() => window.__kw.pods.status.phase === 'watching'), 5_000, 'live');
+    const lists = await page.evaluate(listsFinishedAt);
+    assert.ok(lists.length >= 1 && lists.every((end) => end > first.at), 'relisted after the first rows');
+    await new Promise((r) => setTimeout(r, 500));
+    const diffs = await page.evaluate(() => window.__kw.diffs);
+    assert.equal(diffs.length, 2, `the stored copy, then one diff of what changed: ${JSON.stringify(diffs)}`);
+    assert.equal(diffs[0].added, PODS);
+    assert.ok(diffs[1].removed >= 5 && diffs[1].updated > 0, JSON.stringify(diffs[1]));
+    const status = await page.evaluate(() => window.__kw.pods.status);
+    assert.equal(status.storedAt, undefined, 'live, no longer stored');
+    assert.deepEqual(status.persistence, { enabled: true });
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.clearPersisted()).catch(() => {});
+    await page.close();
+  }
+});
+
+test('a corrupted copy and a foreign database each leave the page working, with the warning shown', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(BLANK());
+    // A copy to corrupt: written by a first run.
+    await page.evaluate(openPods, { name: 'corrupt', intervalMs: 100 });
+    await until(async () => (await page.evaluate(storedMeta, 'corrupt')).some((m) => m.count > 0), 20_000, 'a stored copy');
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    await page.goto(BLANK());
+    await page.evaluate(() => new Promise((resolve, reject) => {
+      const req = indexedDB.open('kubewasm:corrupt');
+      req.onsuccess = () => {
+        const db = req.result;
+        const tx = db.transaction('objects', 'readwrite');
+        const store = tx.objectStore('objects');
+        const cursor = store.openCursor();
+        cursor.onsuccess = () => { cursor.result?.update('{"metadata": {"name": '); };
+        tx.oncomplete = () => { db.close(); resolve(); };
+        tx.onerror = () => reject(tx.error);
+      };
+      req.onerror = () => reject(req.error);
+    }));
+    // A database of the same name that someone else made.
+    await page.evaluate(() => new Promise((resolve, reject) => {
+      const req = indexedDB.open('kubewasm:foreign', 1);
+      req.onupgradeneeded = () => req.result.createObjectStore('somethingElse');
+      req.onsuccess = () => { req.result.close(); resolve(); };
+      req.onerror = () => reject(req.error);
+    }));
+    for (const [name, warning] of [['corrupt', /discarded: an object is not valid/], ['foreign', /not written by kubewasm/]]) {
+      await page.goto(BLANK());
+      await page.evaluate(openPods, { name, intervalMs: 100 });
+      await page.evaluate(() => window.__kw.pods.waitForSync());
+      const status = await page.evaluate(() => window.__kw.pods.status);
+      assert.match(status.persistence?.warning ?? '', warning, `${name}: ${JSON.stringify(status)}`);
+      assert.notEqual((await page.evaluate(() => window.__kw.firstRows.status)).phase, 'stored', `${name}: a cold start`);
+      assert.equal(sorted(await cacheState(page)), sorted(await simPods()), `${name}: the cache equals the sim`);
+      // Persisting again: the next start is warm.
+      await until(async () => (await page.evaluate(storedMeta, name)).some((m) => m.count > 0), 20_000, `${name}: stored again`);
+      await page.evaluate(() => window.__kw.factory.clearPersisted());
+    }
+  } finally {
+    await page.close();
+  }
+});
+
+test('a quota error turns persistence off with a warning; the informer stays live', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(BLANK());
+    await page.evaluate(() => {
+      IDBObjectStore.prototype.put = function () {
+        throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      };
+    });
+    await page.evaluate(openPods, { name: 'quota', intervalMs: 100 });
+    await page.evaluate(() => window.__kw.pods.waitForSync());
+    await until(() => page.evaluate(() => window.__kw.pods.status.persistence?.enabled === false), 5_000, 'persistence off');
+    const status = await page.evaluate(() => window.__kw.pods.status);
+    assert.match(status.persistence.warning, /quota/);
+    const r = await fetch(`${sim.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-quota', namespace: 'default' } }) });
+    assert.equal(r.status, 201);
+    await until(() => page.evaluate(() => window.__kw.pods.lister().get('default', 'after-quota') !== undefined), 5_000, 'still live');
+    assert.equal(await page.evaluate(() => window.__kw.pods.status.phase), 'watching');
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
+    await page.close();
+  }
+});
