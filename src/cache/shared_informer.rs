@@ -101,11 +101,11 @@ use super::processor::{
     Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
 };
 use super::reflector::{Reflector, ReflectorOptions, Seed, WatchErrorHandler};
-use futures::future::LocalBoxFuture;
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
+use futures::future::LocalBoxFuture;
 
 /// Informer settings.
 #[derive(Clone, Default)]

@@ -428,8 +428,7 @@ impl State {
                 self.catching_since.set(js_sys::Date::now());
             }
             let waited = js_sys::Date::now() - self.catching_since.get();
-            if self.inf.queued_deltas() > 0 && !self.inf.is_stopped() && waited < MAX_CATCH_UP_MS
-            {
+            if self.inf.queued_deltas() > 0 && !self.inf.is_stopped() && waited < MAX_CATCH_UP_MS {
                 let me = self.clone();
                 on_next_frame(move || me.flush());
                 return;
@@ -678,9 +677,7 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     // Until a watch or list confirms a restored copy, the data is stored,
     // not live, whatever the reflector is doing meanwhile.
     let phase = match s.phase {
-        crate::cache::Phase::Listing | crate::cache::Phase::Backoff
-            if s.stored_at_ms.is_some() =>
-        {
+        crate::cache::Phase::Listing | crate::cache::Phase::Backoff if s.stored_at_ms.is_some() => {
             crate::cache::Phase::Stored
         }
         p => p,

@@ -1,14 +1,15 @@
 //! Warm starts from IndexedDB (`InformerFactory` option `persist`).
 //!
 //! Each informer's objects and the resourceVersion they are current at are
-//! written in the background: a handler only records which keys changed (no
-//! work on the event path beyond a set insert), and one task per factory
-//! writes at most one transaction of at most [`MAX_PER_WRITE`] objects per
-//! informer every `intervalMs`, reading the objects from the cache at that
-//! time. The resourceVersion is written only with a batch that leaves no key
-//! unwritten while the handler has seen every applied change, so the stored
-//! objects are never older than the stored version (a watch from it replays
-//! whatever came later).
+//! written in the background. Objects are stored in buckets (by a hash of
+//! their key, about [`PER_BUCKET`] each): a handler only marks the bucket of
+//! each changed key (no work on the event path beyond a set insert), and one
+//! task per factory writes at most one transaction of about
+//! [`MAX_PER_WRITE`] objects per informer every `intervalMs`, rebuilding the
+//! marked buckets from the cache at that time. The resourceVersion is
+//! written only with a batch that leaves no bucket unwritten while the
+//! handler has seen every applied change, so the stored objects are never
+//! older than the stored version (a watch from it replays what came later).
 //!
 //! On start the informer's seed source reads the copy back (see
 //! [`crate::cache::InformerOptions::seed`]). Anything unreadable is
@@ -35,8 +36,12 @@ use crate::cache::{
 use crate::rest::{Auth, KubeObject};
 use crate::rt::{real_clock, spawn_local, TaskHandle};
 
-/// Objects one write transaction carries per informer, at most.
-pub const MAX_PER_WRITE: usize = 2000;
+/// Objects one write transaction carries per informer (at least one bucket).
+pub const MAX_PER_WRITE: usize = 4000;
+/// Objects per bucket a copy is laid out for.
+pub const PER_BUCKET: usize = 256;
+/// The most buckets of one copy (which bounds the marks a handler keeps).
+const MAX_BUCKETS: u32 = 4096;
 /// How long a start waits for its stored copy before listing instead.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(3);
 /// The longest warning kept (a hostile database cannot grow it).
@@ -59,12 +64,21 @@ extern "C" {
         this: &PersistStore,
         scope: &str,
         puts: &Array,
-        deletes: &Array,
         rv: Option<String>,
         count: Option<f64>,
+        buckets: Option<u32>,
     ) -> Promise;
     #[wasm_bindgen(js_name = clearStore)]
     fn clear_store(name: &str) -> Promise;
+}
+
+/// How one informer's copy is laid out, shared by its seed source and writer.
+#[derive(Default)]
+struct Layout {
+    buckets: Cell<u32>,
+    /// No copy in this layout yet (a cold start, or the cache outgrew it):
+    /// the next write replaces the stored copy with the whole cache.
+    rewrite: Cell<bool>,
 }
 
 /// One informer's pending writes.
@@ -72,12 +86,26 @@ struct Tracked {
     scope: String,
     inf: SharedIndexInformer,
     reg: Registration,
-    dirty: Rc<RefCell<HashSet<String>>>,
-    /// More keys changed than are worth tracking (mostly deleted ones):
-    /// the copy is rewritten from the cache instead.
-    overflow: Rc<Cell<bool>>,
+    layout: Rc<Layout>,
+    /// Buckets with changes not yet written.
+    dirty: Rc<RefCell<HashSet<u32>>>,
     /// The resourceVersion last written (skip rewriting an unchanged copy).
     stored_rv: RefCell<String>,
+}
+
+/// The bucket of `key` among `n` (FNV-1a: stable across releases and hosts).
+fn bucket_of(key: &str, n: u32) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in key.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h % n.max(1)
+}
+
+/// Buckets for a copy of `n` objects.
+fn buckets_for(n: usize) -> u32 {
+    (n.div_ceil(PER_BUCKET)).clamp(1, MAX_BUCKETS as usize) as u32
 }
 
 /// A factory's persistence: the store, its informers, the writer task.
@@ -88,6 +116,7 @@ pub struct Persist {
     warning: Rc<RefCell<Option<String>>>,
     interval: Duration,
     tracked: RefCell<Vec<Rc<Tracked>>>,
+    layouts: RefCell<std::collections::HashMap<String, Rc<Layout>>>,
     writer: RefCell<Option<TaskHandle>>,
 }
 
@@ -140,6 +169,7 @@ impl Persist {
             warning,
             interval,
             tracked: RefCell::new(Vec::new()),
+            layouts: RefCell::default(),
             writer: RefCell::new(None),
         })))
     }
@@ -165,9 +195,11 @@ impl Persist {
     /// when a stored copy was found.
     pub fn seed_source(self: &Rc<Self>, scope: &str, warm: Rc<Cell<bool>>) -> SeedSource {
         let me = Rc::downgrade(self);
+        let layout = self.layout(scope);
         let scope = scope.to_owned();
         Rc::new(move || {
-            let (me, scope, warm) = (me.clone(), scope.clone(), warm.clone());
+            let (me, scope, warm, layout) =
+                (me.clone(), scope.clone(), warm.clone(), layout.clone());
             Box::pin(async move {
                 let p = me.upgrade()?;
                 let load = JsFuture::from(p.store.load(&scope));
@@ -177,7 +209,9 @@ impl Persist {
                     Either::Left((r, _)) => r,
                     Either::Right(_) => {
                         if let Some(p) = me.upgrade() {
-                            p.warn(format!("reading the stored copy of {scope} took too long: listing instead"));
+                            p.warn(format!(
+                                "reading the stored copy of {scope} took too long: listing instead"
+                            ));
                         }
                         return None;
                     }
@@ -187,12 +221,18 @@ impl Persist {
                     Ok(v) if v.is_null() || v.is_undefined() => return None,
                     Ok(v) => v,
                     Err(e) => {
-                        p.warn(format!("stored data could not be read ({}): listing instead", describe(&e)));
+                        p.warn(format!(
+                            "stored data could not be read ({}): listing instead",
+                            describe(&e)
+                        ));
                         return None;
                     }
                 };
                 match decode(&stored) {
-                    Ok(seed) => {
+                    Ok((seed, buckets)) => {
+                        // The cache starts as the copy: only changes are written.
+                        layout.buckets.set(buckets);
+                        layout.rewrite.set(false);
                         warm.set(true);
                         Some(seed)
                     }
@@ -206,33 +246,39 @@ impl Persist {
         })
     }
 
+    fn layout(&self, scope: &str) -> Rc<Layout> {
+        self.layouts
+            .borrow_mut()
+            .entry(scope.to_owned())
+            .or_insert_with(|| {
+                Rc::new(Layout {
+                    buckets: Cell::new(1),
+                    rewrite: Cell::new(true),
+                })
+            })
+            .clone()
+    }
+
     /// Write `inf`'s changes from now on.
     pub fn track(self: &Rc<Self>, inf: &SharedIndexInformer, scope: &str) {
         if !self.enabled.get() {
             return;
         }
-        let dirty: Rc<RefCell<HashSet<String>>> = Rc::default();
-        let overflow: Rc<Cell<bool>> = Rc::default();
-        let (d, over, cache) = (dirty.clone(), overflow.clone(), inf.indexer().clone());
-        // Only the key: the object is read from the cache when written.
+        let layout = self.layout(scope);
+        let dirty: Rc<RefCell<HashSet<u32>>> = Rc::default();
+        let (d, l) = (dirty.clone(), layout.clone());
+        // Only the bucket: its objects are read from the cache when written.
         let handler: Handler = Rc::new(move |n: Notification| {
-            if over.get() {
-                return None;
-            }
             let key = match &n {
-                Notification::Add(o, _) | Notification::Update(_, o) => object_key(o).ok(),
+                // A rewrite reads the whole cache anyway; the initial adds of
+                // a warm start are the stored copy itself.
+                _ if l.rewrite.get() => None,
+                Notification::Add(_, true) => None,
+                Notification::Add(o, false) | Notification::Update(_, o) => object_key(o).ok(),
                 Notification::Delete(del) => del.key().ok(),
             };
             if let Some(k) = key {
-                let mut d = d.borrow_mut();
-                d.insert(k);
-                // Keys of objects that exist are bounded by the cache; past
-                // that, deleted ones: rewrite instead of growing.
-                if d.len() > cache.len() + 4 * MAX_PER_WRITE {
-                    d.clear();
-                    d.shrink_to_fit();
-                    over.set(true);
-                }
+                d.borrow_mut().insert(bucket_of(&k, l.buckets.get()));
             }
             None
         });
@@ -241,8 +287,8 @@ impl Persist {
             scope: scope.to_owned(),
             inf: inf.clone(),
             reg,
+            layout,
             dirty,
-            overflow,
             stored_rv: RefCell::new(String::new()),
         }));
         if self.writer.borrow().is_none() {
@@ -281,55 +327,73 @@ impl Persist {
     /// One write of `t`'s pending changes (bounded), and its
     /// resourceVersion when that leaves the stored copy complete.
     async fn write_one(&self, t: &Tracked) -> Result<(), JsValue> {
-        if t.overflow.get() {
-            JsFuture::from(self.store.discard(&t.scope)).await?;
-            t.stored_rv.borrow_mut().clear();
-            let mut all = HashSet::new();
-            t.inf.indexer().for_each(|k, _| {
-                all.insert(k.to_owned());
-            });
-            *t.dirty.borrow_mut() = all;
-            t.overflow.set(false);
-        }
-        let keys: Vec<String> = {
-            let mut dirty = t.dirty.borrow_mut();
-            let keys: Vec<String> = dirty.iter().take(MAX_PER_WRITE).cloned().collect();
-            for k in &keys {
-                dirty.remove(k);
-            }
-            keys
-        };
-        // Every applied change is in the batch (or was written earlier).
-        let complete = t.dirty.borrow().is_empty()
-            && t.inf.queued_deltas() == 0
-            && t.reg.pending() == 0
-            && t.inf.has_synced();
-        let rv = t.inf.last_sync_resource_version();
-        let write_rv = complete && !rv.is_empty() && *t.stored_rv.borrow() != rv;
-        if keys.is_empty() && !write_rv {
+        if !t.inf.has_synced() {
             return Ok(());
         }
-        let (puts, deletes) = (Array::new(), Array::new());
-        for k in &keys {
-            match t.inf.indexer().get_by_key(k) {
-                Some(o) => {
-                    let pair = Array::of2(&k.as_str().into(), &o.raw_str().into());
-                    puts.push(&pair);
-                }
-                None => {
-                    deletes.push(&k.as_str().into());
-                }
-            }
+        let layout = &t.layout;
+        let n = t.inf.indexer().len();
+        // Grown far past its layout: lay it out again.
+        if !layout.rewrite.get() && buckets_for(n) >= layout.buckets.get().saturating_mul(4) {
+            layout.rewrite.set(true);
         }
+        if layout.rewrite.get() {
+            JsFuture::from(self.store.discard(&t.scope)).await?;
+            let b = buckets_for(n);
+            layout.buckets.set(b);
+            t.stored_rv.borrow_mut().clear();
+            *t.dirty.borrow_mut() = (0..b).collect();
+            layout.rewrite.set(false);
+        }
+        let buckets = layout.buckets.get();
+        let per_write = (MAX_PER_WRITE / n.div_ceil(buckets as usize).max(1)).max(1);
+        let chosen: Vec<u32> = {
+            let mut dirty = t.dirty.borrow_mut();
+            let chosen: Vec<u32> = dirty.iter().take(per_write).copied().collect();
+            for b in &chosen {
+                dirty.remove(b);
+            }
+            chosen
+        };
+        // Every applied change is in this batch (or was written earlier).
+        let complete =
+            t.dirty.borrow().is_empty() && t.inf.queued_deltas() == 0 && t.reg.pending() == 0;
+        let rv = t.inf.last_sync_resource_version();
+        let write_rv = complete && !rv.is_empty() && *t.stored_rv.borrow() != rv;
+        if chosen.is_empty() && !write_rv {
+            return Ok(());
+        }
+        // Each bucket: its objects' JSON back to back, and where each ends.
+        let mut parts: std::collections::HashMap<u32, (Vec<u8>, Vec<u32>)> =
+            chosen.iter().map(|b| (*b, Default::default())).collect();
+        if !chosen.is_empty() {
+            t.inf.indexer().for_each(|k, o| {
+                if let Some((bytes, ends)) = parts.get_mut(&bucket_of(k, buckets)) {
+                    bytes.extend_from_slice(o.raw_str().as_bytes());
+                    ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
+                }
+            });
+        }
+        let puts: Array = parts
+            .into_iter()
+            .map(|(b, (bytes, ends))| {
+                let part = Array::new();
+                part.push(&b.into());
+                part.push(&js_sys::Uint8Array::from(&bytes[..]));
+                part.push(&js_sys::Uint32Array::from(&ends[..]));
+                part
+            })
+            .collect();
         let (rv_arg, count) = if write_rv {
-            (Some(rv.clone()), Some(t.inf.indexer().len() as f64))
+            (Some(rv.clone()), Some(n as f64))
         } else {
             (None, None)
         };
-        let written = JsFuture::from(self.store.write(&t.scope, &puts, &deletes, rv_arg, count)).await;
-        if let Err(e) = written {
-            // Not written: keep the keys for whoever writes next.
-            t.dirty.borrow_mut().extend(keys);
+        let written = self
+            .store
+            .write(&t.scope, &puts, rv_arg, count, write_rv.then_some(buckets));
+        if let Err(e) = JsFuture::from(written).await {
+            // Not written: mark them again for whoever writes next.
+            t.dirty.borrow_mut().extend(chosen);
             return Err(e);
         }
         if write_rv {
@@ -361,9 +425,9 @@ async fn write_loop(me: Weak<Persist>, interval: Duration) {
     }
 }
 
-/// The stored copy (`{ rv, savedAt, objects }`) as a seed; any object that
-/// is not valid JSON discards the whole copy.
-fn decode(v: &JsValue) -> Result<Seed, String> {
+/// The stored copy (`{ rv, savedAt, buckets, parts }`) as a seed and its
+/// bucket count; any object that is not valid JSON discards the whole copy.
+fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
     let rv = options::string(v, "rv")
         .ok()
         .flatten()
@@ -373,21 +437,42 @@ fn decode(v: &JsValue) -> Result<Seed, String> {
         .ok()
         .flatten()
         .ok_or("no time")?;
-    let arr: Array = options::prop(v, "objects")
+    let buckets = options::number(v, "buckets")
+        .ok()
+        .flatten()
+        .filter(|b| b.fract() == 0.0 && *b >= 1.0 && *b <= f64::from(MAX_BUCKETS))
+        .ok_or("no layout")? as u32;
+    let parts: Array = options::prop(v, "parts")
         .and_then(|a| a.dyn_into().ok())
         .ok_or("no objects")?;
-    let mut objects = Vec::with_capacity(arr.length() as usize);
-    for item in arr.iter() {
-        let text = item.as_string().ok_or("an object is not text")?;
-        let obj = KubeObject::from_json_vec(text.into_bytes())
-            .map_err(|e| format!("an object is not valid: {e}"))?;
-        objects.push(obj);
+    let mut objects = Vec::new();
+    for part in parts.iter() {
+        let bytes: js_sys::Uint8Array = options::prop(&part, "bytes")
+            .and_then(|b| b.dyn_into().ok())
+            .ok_or("a bucket has no bytes")?;
+        let ends: js_sys::Uint32Array = options::prop(&part, "ends")
+            .and_then(|e| e.dyn_into().ok())
+            .ok_or("a bucket has no ends")?;
+        let (bytes, ends) = (bytes.to_vec(), ends.to_vec());
+        let mut start = 0usize;
+        for end in ends {
+            let text = bytes
+                .get(start..end as usize)
+                .ok_or("a bucket's ends are out of order")?;
+            let obj =
+                KubeObject::from_json(text).map_err(|e| format!("an object is not valid: {e}"))?;
+            objects.push(obj);
+            start = end as usize;
+        }
     }
-    Ok(Seed {
-        objects,
-        resource_version: rv,
-        stored_at_ms: saved,
-    })
+    Ok((
+        Seed {
+            objects,
+            resource_version: rv,
+            stored_at_ms: saved,
+        },
+        buckets,
+    ))
 }
 
 fn error_name(e: &JsValue) -> Option<String> {

@@ -123,7 +123,7 @@ test('a reload renders 10,000 stored pods before any list completes, then equals
   }
 });
 
-test('a corrupted copy and a foreign database each leave the page working, with the warning shown', async () => {
+test('a corrupted copy, a foreign database and other schemas each leave the page working, with the warning shown', async () => {
   const page = await browser.context.newPage();
   try {
     await page.goto(BLANK());
@@ -139,20 +139,29 @@ test('a corrupted copy and a foreign database each leave the page working, with 
         const tx = db.transaction('objects', 'readwrite');
         const store = tx.objectStore('objects');
         const cursor = store.openCursor();
-        cursor.onsuccess = () => { cursor.result?.update('{"metadata": {"name": '); };
+        cursor.onsuccess = () => {
+          // Same layout, bytes that are not JSON.
+          const part = cursor.result?.value;
+          if (part) cursor.result.update({ ...part, bytes: part.bytes.fill(0x7b) });
+        };
         tx.oncomplete = () => { db.close(); resolve(); };
         tx.onerror = () => reject(tx.error);
       };
       req.onerror = () => reject(req.error);
     }));
-    // A database of the same name that someone else made.
-    await page.evaluate(() => new Promise((resolve, reject) => {
-      const req = indexedDB.open('kubewasm:foreign', 1);
-      req.onupgradeneeded = () => req.result.createObjectStore('somethingElse');
+    // A database of the same name that someone else made; one of an older
+    // layout; one of a newer version than this build knows.
+    const makeDb = ([name, version, stores]) => new Promise((resolve, reject) => {
+      const req = indexedDB.open(name, version);
+      req.onupgradeneeded = () => stores.forEach((s) => req.result.createObjectStore(s));
       req.onsuccess = () => { req.result.close(); resolve(); };
       req.onerror = () => reject(req.error);
-    }));
-    for (const [name, warning] of [['corrupt', /discarded: an object is not valid/], ['foreign', /not written by kubewasm/]]) {
+    });
+    await page.evaluate(makeDb, ['kubewasm:foreign', 1, ['somethingElse']]);
+    await page.evaluate(makeDb, ['kubewasm:old', 1, ['meta', 'objects']]);
+    await page.evaluate(makeDb, ['kubewasm:newer', 1000, ['meta', 'objects']]);
+    const cases = [['corrupt', /discarded: an object is not valid/], ['foreign', /not written by kubewasm/], ['old', /older schema/], ['newer', /unknown newer schema/]];
+    for (const [name, warning] of cases) {
       await page.goto(BLANK());
       await page.evaluate(openPods, { name, intervalMs: 100 });
       await page.evaluate(() => window.__kw.pods.waitForSync());

@@ -935,7 +935,10 @@ fn a_seed_fills_the_cache_and_the_watch_starts_from_its_rv_without_listing() {
     r.inf.add_event_handler(recorder(log.clone())).unwrap();
     r.inf.start();
     run_until_stalled();
-    assert!(r.inf.has_synced(), "the stored copy counts as the initial list");
+    assert!(
+        r.inf.has_synced(),
+        "the stored copy counts as the initial list"
+    );
     assert_eq!(r.state().len(), 2);
     assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()], "no list");
     // An open watch does not confirm the copy (an expired RV arrives as an
@@ -980,7 +983,11 @@ fn a_seed_shows_stored_until_the_watch_opens_and_no_seed_lists() {
     run_until_stalled();
     let st = r.inf.status_snapshot();
     assert_eq!(st.stored_at_ms, Some(1234.0), "{st:?}");
-    assert_eq!(st.phase, Phase::Backoff, "the watch failed: data still only stored");
+    assert_eq!(
+        st.phase,
+        Phase::Backoff,
+        "the watch failed: data still only stored"
+    );
     assert_eq!(r.state()["ns/a"], "3");
 
     // A seed source that finds nothing: an ordinary list.
