@@ -171,8 +171,10 @@ impl Store {
                 (rv, Arc::new(self.items_at(rv, &req.filter)?), None, 0)
             }
         };
+        let from_cache = self.rv0_ignores_limit && snap.is_none() && rv_param == Some("0");
         let end = req
             .limit
+            .filter(|_| !from_cache)
             .map_or(items.len(), |l| offset.saturating_add(l).min(items.len()));
         let page: Vec<Obj> = items.get(offset.min(end)..end).unwrap_or_default().to_vec();
         let mut continue_token = None;
@@ -361,6 +363,26 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(err.code, 400);
+    }
+
+    #[test]
+    fn rv0_lists_ignore_the_limit_when_served_as_the_watch_cache_does() {
+        let mut s = filled(5);
+        let req = |rv| ListRequest {
+            filter: Filter::all(CONFIGMAPS),
+            limit: Some(2),
+            resource_version: rv,
+            ..Default::default()
+        };
+        assert_eq!(s.list(&req(Some("0"))).unwrap().items.len(), 2, "off by default");
+        s.rv0_ignores_limit = true;
+        let whole = s.list(&req(Some("0"))).unwrap();
+        assert_eq!(whole.items.len(), 5);
+        assert!(whole.continue_token.is_none());
+        // Other resourceVersions still paginate.
+        let p1 = s.list(&req(None)).unwrap();
+        assert_eq!(p1.items.len(), 2);
+        assert!(p1.continue_token.is_some());
     }
 
     #[test]

@@ -43,7 +43,7 @@ use crate::store::Store;
 const USAGE: &str =
     "usage: kubewasm-sim [--addr 127.0.0.1] [--port 0] [--seed 1] [--namespaces 3] [--pods 30]
                     [--pod-bytes 2500] [--churn-per-sec 0] [--token TOKEN] [--history 100000]
-                    [--static-dir DIR]";
+                    [--static-dir DIR] [--rv0-unpaginated]";
 
 struct Options {
     addr: String,
@@ -53,6 +53,8 @@ struct Options {
     token: Option<String>,
     history: usize,
     static_dir: Option<PathBuf>,
+    /// `resourceVersion=0` lists ignore `limit` (the watch cache's way).
+    rv0_unpaginated: bool,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -69,6 +71,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
         token: None,
         history: 100_000,
         static_dir: None,
+        rv0_unpaginated: false,
     };
     let mut args = args.into_iter();
     while let Some(a) = args.next() {
@@ -103,6 +106,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
             "--token" => o.token = Some(val()?).filter(|t| !t.is_empty()),
             "--history" => o.history = num(&flag, val()?)?,
             "--static-dir" => o.static_dir = Some(PathBuf::from(val()?)),
+            "--rv0-unpaginated" => o.rv0_unpaginated = true,
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown flag {other}\n{USAGE}")),
         }
@@ -128,6 +132,7 @@ fn main() {
         }
     }
     let mut store = Store::new(opts.history);
+    store.rv0_ignores_limit = opts.rv0_unpaginated;
     seed::seed(&mut store, &opts.seed);
     let listener = match TcpListener::bind((opts.addr.as_str(), opts.port)) {
         Ok(l) => l,

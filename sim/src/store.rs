@@ -248,6 +248,10 @@ pub struct Store {
     uid_counter: u64,
     /// Source of creation timestamps (tests pin it).
     pub clock: fn() -> u64,
+    /// Serve `resourceVersion=0` lists whole, ignoring `limit`, as the API
+    /// server's watch cache has long done: a client's first list of a big
+    /// collection then arrives as one response.
+    pub rv0_ignores_limit: bool,
 }
 
 fn conflict(r: &Resource, name: &str) -> ApiError {
@@ -284,6 +288,7 @@ impl Store {
             first_valid_snapshot: 1,
             uid_counter: 0,
             clock: now_secs,
+            rv0_ignores_limit: false,
         }
     }
 

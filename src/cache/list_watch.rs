@@ -15,10 +15,7 @@ use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 use futures::StreamExt;
 
-use crate::rest::{
-    decode_list, peek_continue, Client, Error, ListParams, ObjectList, Request, WatchEvent,
-    WatchParams,
-};
+use crate::rest::{Client, Error, ListParams, ObjectList, Request, WatchEvent, WatchParams};
 use crate::rt::{spawn_local, TaskHandle};
 
 /// A stream of watch events.
@@ -78,13 +75,13 @@ pub struct ResourceListWatch {
     transport: Rc<RefCell<Option<crate::rest::TransportChoice>>>,
 }
 
-/// The next LIST page, requested before the current one is decoded so the
-/// server produces it while the client decodes (the pages and their order
-/// are exactly what the caller asks for; only the timing moves). Dropping it
-/// aborts the request.
+/// The next LIST page, requested as soon as the current page's continue
+/// token is decoded, so the server produces it while the client decodes
+/// (the pages and their order are exactly what the caller asks for; only
+/// the timing moves). Dropping it aborts the request.
 struct Prefetch {
     params: ListParams,
-    body: oneshot::Receiver<Result<Vec<u8>, Error>>,
+    body: oneshot::Receiver<Result<ObjectList, Error>>,
     task: TaskHandle,
 }
 
@@ -92,7 +89,7 @@ impl Prefetch {
     fn start(client: Client, req: Request, params: ListParams) -> Prefetch {
         let (tx, body) = oneshot::channel();
         let task = spawn_local(async move {
-            let _ = tx.send(client.send_bytes(&req).await);
+            let _ = tx.send(client.send_list(&req).await);
         });
         Prefetch { params, body, task }
     }
@@ -181,24 +178,32 @@ impl ListerWatcher for ResourceListWatch {
         let prefetch_pages = self.prefetch_pages;
         // A page prefetched for other parameters is of no use: drop (abort) it.
         let ready = slot.borrow_mut().take().filter(|p| p.params == lp);
+        let req = base.clone().list_params(&lp);
+        let fetch_next: crate::rest::OnContinue = {
+            let client = client.clone();
+            Rc::new(move |token: &str| {
+                if prefetch_pages {
+                    let next = ListParams {
+                        continue_token: Some(token.to_string()),
+                        ..template.clone()
+                    };
+                    let req = base.clone().list_params(&next);
+                    *slot.borrow_mut() = Some(Prefetch::start(client.clone(), req, next));
+                }
+            })
+        };
         Box::pin(async move {
-            let body = match ready {
-                Some(mut p) => match (&mut p.body).await {
-                    Ok(r) => r?,
-                    // The prefetch was aborted: ask again.
-                    Err(_) => client.send_bytes(&base.clone().list_params(&lp)).await?,
-                },
-                None => client.send_bytes(&base.clone().list_params(&lp)).await?,
-            };
-            if let Some(token) = peek_continue(&body).filter(|_| prefetch_pages) {
-                let next = ListParams {
-                    continue_token: Some(token),
-                    ..template
-                };
-                let req = base.list_params(&next);
-                *slot.borrow_mut() = Some(Prefetch::start(client, req, next));
+            if let Some(mut p) = ready {
+                // An aborted prefetch is asked again below.
+                if let Ok(page) = (&mut p.body).await {
+                    let page = page?;
+                    if let Some(token) = &page.continue_token {
+                        fetch_next(token);
+                    }
+                    return Ok(page);
+                }
             }
-            decode_list(&body)
+            client.send_list_with(&req, fetch_next).await
         })
     }
 

@@ -25,7 +25,8 @@ use crate::rt::{Rng, SharedClock};
 
 use super::config::{Auth, Config};
 use super::limiter::TokenBucket;
-use super::list::{decode_list, ObjectList};
+use super::list::ObjectList;
+use super::list_decoder::{ListDecoder, OnContinue};
 use super::object::KubeObject;
 use super::request::Request;
 use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
@@ -164,11 +165,11 @@ impl Client {
                 "a watch request must be sent with Client::watch",
             ));
         }
-        let (resp, body) = self.execute(req, false).await?;
+        let (resp, body) = self.execute(req, &Want::Bytes).await?;
         Ok(Response {
             status: resp.status,
             headers: resp.headers,
-            body: body.unwrap_or_default(),
+            body: body.into_bytes(),
         })
     }
 
@@ -188,9 +189,39 @@ impl Client {
         serde_json::from_slice(&body).map_err(|e| Error::decode(format!("{e}"), &body))
     }
 
-    /// Send a LIST and decode the page.
+    /// Send a LIST and decode the page as it arrives (the whole body is
+    /// never held: see `list_decoder.rs`).
     pub async fn send_list(&self, req: &Request) -> Result<ObjectList, Error> {
-        decode_list(&self.send_bytes(req).await?)
+        self.list_streamed(req, None).await
+    }
+
+    /// [`send_list`](Self::send_list), calling `on_continue` with the page's
+    /// continue token as soon as it is decoded (before the items when the
+    /// server writes `metadata` first), so the next page can be requested
+    /// while this one arrives. A retried request may call it again.
+    pub async fn send_list_with(
+        &self,
+        req: &Request,
+        on_continue: OnContinue,
+    ) -> Result<ObjectList, Error> {
+        self.list_streamed(req, Some(on_continue)).await
+    }
+
+    async fn list_streamed(
+        &self,
+        req: &Request,
+        on_continue: Option<OnContinue>,
+    ) -> Result<ObjectList, Error> {
+        if req.is_watch() {
+            return Err(Error::invalid_request(
+                "a watch request must be sent with Client::watch",
+            ));
+        }
+        match self.execute(req, &Want::List(on_continue)).await?.1 {
+            Body::List(l) => Ok(l),
+            // Only a 204 has no list body.
+            _ => ListDecoder::new().finish(),
+        }
     }
 
     /// Open a watch (the request is marked as one if it was not). Resolves
@@ -216,7 +247,7 @@ impl Client {
         req: &Request,
         lease: FetchLease,
     ) -> Result<WatchStream, Error> {
-        let (resp, _) = self.execute(req, true).await?;
+        let (resp, _) = self.execute(req, &Want::Stream).await?;
         Ok(self.watch_stream(lease.hold(resp.body), req))
     }
 
@@ -281,9 +312,10 @@ impl Client {
     async fn attempt(
         &self,
         http: HttpRequest,
-        watch: bool,
+        want: &Want,
         timeout: Option<Duration>,
-    ) -> Result<(HttpResponse, Option<Vec<u8>>), Error> {
+    ) -> Result<(HttpResponse, Body), Error> {
+        let watch = matches!(want, Want::Stream);
         let transport = self.0.transport.clone();
         let gate = self.0.gate.clone();
         let max_body = self.0.config.max_response_bytes;
@@ -300,15 +332,17 @@ impl Client {
             } else {
                 (200..300).contains(&resp.status)
             };
-            if watch && ok {
-                return Ok((resp, None));
-            }
-            let body = if ok {
-                read_body(&mut resp.body, max_body).await?
-            } else {
-                read_error_body(&mut resp.body, max_body.min(ERROR_BODY_MAX)).await?
+            let body = match want {
+                _ if !ok => Body::Bytes(
+                    read_error_body(&mut resp.body, max_body.min(ERROR_BODY_MAX)).await?,
+                ),
+                Want::Stream => Body::None,
+                Want::Bytes => Body::Bytes(read_body(&mut resp.body, max_body).await?),
+                Want::List(on_continue) => {
+                    Body::List(read_list(&mut resp.body, max_body, on_continue.clone()).await?)
+                }
             };
-            Ok((resp, Some(body)))
+            Ok((resp, body))
         };
         match timeout {
             None => work.await,
@@ -324,11 +358,8 @@ impl Client {
         }
     }
 
-    async fn execute(
-        &self,
-        req: &Request,
-        watch: bool,
-    ) -> Result<(HttpResponse, Option<Vec<u8>>), Error> {
+    async fn execute(&self, req: &Request, want: &Want) -> Result<(HttpResponse, Body), Error> {
+        let watch = matches!(want, Want::Stream);
         let cfg = &self.0.config;
         let url = req.url(&cfg.base_url)?;
         let timeout = req.timeout_override().or(cfg.timeout);
@@ -347,7 +378,7 @@ impl Client {
                 credentials: cfg.credentials,
                 is_watch: watch,
             };
-            let err = match self.attempt(http, watch, timeout).await {
+            let err = match self.attempt(http, want, timeout).await {
                 Ok((resp, body)) => {
                     let ok = if watch {
                         resp.status == 200
@@ -358,7 +389,7 @@ impl Client {
                         return Ok((resp, body));
                     }
                     let retry_after = resp.retry_after_seconds();
-                    Error::from_response(resp.status, &body.unwrap_or_default(), retry_after)
+                    Error::from_response(resp.status, &body.into_bytes(), retry_after)
                 }
                 Err(e) => e,
             };
@@ -374,6 +405,32 @@ impl Client {
             };
             retries += 1;
             self.0.clock.sleep(wait).await;
+        }
+    }
+}
+
+/// What a successful answer's body is read as.
+enum Want {
+    /// A watch: the body stays open for the caller.
+    Stream,
+    /// The whole body.
+    Bytes,
+    /// A LIST, decoded as it arrives; the callback gets the continue token.
+    List(Option<OnContinue>),
+}
+
+/// A body as read for a [`Want`] (error answers are always bytes).
+enum Body {
+    None,
+    Bytes(Vec<u8>),
+    List(ObjectList),
+}
+
+impl Body {
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Body::Bytes(b) => b,
+            Body::None | Body::List(_) => Vec::new(),
         }
     }
 }
@@ -410,6 +467,30 @@ async fn read_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>, Error
         }
     }
     Ok(out)
+}
+
+/// A LIST body decoded chunk by chunk; [`Error::ResponseTooLarge`] as soon
+/// as it exceeds `limit` (the decoded items count against it as the body
+/// they came from would).
+async fn read_list(
+    body: &mut BodyStream,
+    limit: usize,
+    on_continue: Option<OnContinue>,
+) -> Result<ObjectList, Error> {
+    let mut decoder = ListDecoder::new();
+    if let Some(f) = on_continue {
+        decoder = decoder.on_continue(f);
+    }
+    let mut read = 0usize;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        read = read.saturating_add(chunk.len());
+        if read > limit {
+            return Err(Error::ResponseTooLarge { limit });
+        }
+        decoder.feed(chunk)?;
+    }
+    decoder.finish()
 }
 
 /// An error answer's body, cut to `limit` bytes (the rest is not read).

@@ -1,10 +1,8 @@
 //! LIST responses: the items as [`KubeObject`]s (each one copy of its bytes,
 //! metadata parsed, the rest validated) and the list metadata the pager and
-//! reflector need.
-use serde::Deserialize;
-
+//! reflector need. Bodies are decoded as they stream in (`list_decoder.rs`).
+use super::list_decoder::ListDecoder;
 use super::object::KubeObject;
-use super::scan;
 use super::Error;
 
 /// One page of a LIST.
@@ -28,64 +26,18 @@ pub struct ObjectList {
     pub invalid: Vec<(String, Error)>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ListMeta {
-    #[serde(default)]
-    resource_version: Option<String>,
-    #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
-    #[serde(default)]
-    remaining_item_count: Option<i64>,
-}
-
-/// The continue token of an undecoded list body, read from its leading
-/// `metadata` without decoding the items (lets a caller request the next
-/// page before decoding this one).
-pub fn peek_continue(body: &[u8]) -> Option<String> {
-    scan::peek_list_continue(body)
-}
-
-/// Decode a LIST response body.
+/// Decode a whole LIST response body (a body that arrives in chunks is
+/// better fed to a [`ListDecoder`] as it comes).
 pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
-    let span = scan::parse_list(body)?;
-    let meta: ListMeta = match span.metadata {
-        None => ListMeta::default(),
-        Some(m) => serde_json::from_slice::<Option<ListMeta>>(m)
-            .map_err(|e| Error::decode(format!("invalid list metadata: {e}"), m))?
-            .unwrap_or_default(),
-    };
-    let mut items = Vec::with_capacity(span.items.len());
-    let mut invalid: Vec<(String, Error)> = span
-        .invalid
-        .into_iter()
-        .map(|(raw, e)| (key_hint(raw), e))
-        .collect();
-    for item in span.items {
-        let raw = item.raw;
-        match KubeObject::from_span(item) {
-            Ok(o) => items.push(o),
-            Err(e) => invalid.push((key_hint(raw), e)),
-        }
-    }
-    let text = |s: Option<scan::StrSpan<'_>>| -> Result<String, Error> {
-        s.map_or_else(|| Ok(String::new()), |s| s.to_str().map(String::from))
-    };
-    Ok(ObjectList {
-        api_version: text(span.api_version)?,
-        kind: text(span.kind)?,
-        resource_version: meta.resource_version.unwrap_or_default(),
-        continue_token: meta.continue_token.filter(|c| !c.is_empty()),
-        remaining_item_count: meta.remaining_item_count,
-        items,
-        invalid,
-    })
+    let mut d = ListDecoder::new();
+    d.feed(body.to_vec())?;
+    d.finish()
 }
 
 /// `namespace/name` of an item that could not be decoded, read leniently
 /// (the item may hold what the decoder refused): the string values of
 /// `metadata.name` and `metadata.namespace`, found by brackets and quotes.
-fn key_hint(raw: &[u8]) -> String {
+pub(super) fn key_hint(raw: &[u8]) -> String {
     let (mut name, mut ns) = (String::new(), String::new());
     // The key each open object is at (None inside arrays).
     let mut keys: Vec<Option<&[u8]>> = Vec::new();

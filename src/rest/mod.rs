@@ -30,6 +30,7 @@ mod framer;
 mod js_transport;
 mod limiter;
 mod list;
+mod list_decoder;
 mod object;
 mod params;
 mod request;
@@ -55,7 +56,8 @@ pub use framer::LineFramer;
 #[cfg(target_arch = "wasm32")]
 pub use js_transport::JsTransport;
 pub use limiter::TokenBucket;
-pub use list::{decode_list, peek_continue, ObjectList};
+pub use list::{decode_list, ObjectList};
+pub use list_decoder::{ListDecoder, OnContinue};
 pub use object::{
     layout_member, Attachment, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject,
 };

@@ -81,17 +81,6 @@ pub(crate) struct Envelope<'a> {
     pub object: Option<ObjectSpan<'a>>,
 }
 
-/// A list response's parts.
-pub(crate) struct ListSpan<'a> {
-    pub api_version: Option<StrSpan<'a>>,
-    pub kind: Option<StrSpan<'a>>,
-    pub metadata: Option<&'a [u8]>,
-    pub items: Vec<ObjectSpan<'a>>,
-    /// Items whose bounds are clear but that are not valid objects: their
-    /// bytes and why. The rest of the list stands without them.
-    pub invalid: Vec<(&'a [u8], Error)>,
-}
-
 /// The metadata fields the cache needs, as spans (values not yet unescaped).
 #[derive(Debug, Default)]
 pub(crate) struct MetaSpan<'a> {
@@ -833,6 +822,13 @@ pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
     Ok(span)
 }
 
+/// Validate that `input` is exactly one JSON value (whitespace around it
+/// allowed).
+pub(crate) fn check_value(input: &[u8]) -> Result<(), Error> {
+    let mut s = Scanner::new(input);
+    s.value().and_then(|_| s.end()).map_err(|w| fail(input, w))
+}
+
 /// Scan a watch line `{"type":"…","object":{…}}` (members in any order).
 pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
     let mut s = Scanner::new(line);
@@ -868,35 +864,6 @@ pub(crate) fn parse_event(line: &[u8]) -> Result<Envelope<'_>, Error> {
     Ok(env)
 }
 
-/// The `metadata.continue` token of a list response, found without
-/// scanning `items` when `metadata` comes first (as the API server writes
-/// it). `None` when there is none, when `items` comes first, or when the
-/// body is malformed (the full decode reports that).
-pub(crate) fn peek_list_continue(body: &[u8]) -> Option<String> {
-    let mut s = Scanner::new(body);
-    let mut token = None;
-    // The callback stops the scan (with a dummy failure) once it has its answer.
-    let _ = s.members(|key, s| match key {
-        b"metadata" => {
-            s.skip_ws();
-            if s.peek() == Some(b'{') {
-                s.members(|k, s| {
-                    if k == b"continue" && s.peek() == Some(b'"') {
-                        token = s.string()?.to_str().ok().map(String::from);
-                    } else {
-                        s.value()?;
-                    }
-                    Ok(())
-                })?;
-            }
-            s.err("done")
-        }
-        b"items" => s.err("done"),
-        _ => s.value().map(|_| ()),
-    });
-    token.filter(|t| !t.is_empty())
-}
-
 /// The bytes of the value at `path` (member names, outermost first) inside
 /// the JSON object `input`; `None` when a step is missing or not an object.
 /// Of duplicate members the last one counts, as in a JSON decoder.
@@ -920,108 +887,6 @@ pub(crate) fn find_path<'a>(input: &'a [u8], path: &[&str]) -> Option<&'a [u8]> 
         cur = found?;
     }
     Some(cur)
-}
-
-/// Scan a list response `{"kind":…,"metadata":{…},"items":[…]}`.
-pub(crate) fn parse_list(body: &[u8]) -> Result<ListSpan<'_>, Error> {
-    let mut s = Scanner::new(body);
-    let mut list = ListSpan {
-        api_version: None,
-        kind: None,
-        metadata: None,
-        items: Vec::new(),
-        invalid: Vec::new(),
-    };
-    s.members(|key, s| {
-        match key {
-            b"apiVersion" if s.peek() == Some(b'"') => list.api_version = Some(s.string()?),
-            b"kind" if s.peek() == Some(b'"') => list.kind = Some(s.string()?),
-            b"metadata" => list.metadata = Some(s.value()?),
-            b"items" => match s.peek() {
-                Some(b'n') => {
-                    s.value()?;
-                }
-                _ => {
-                    s.expect(b'[', "items is not an array")?;
-                    s.skip_ws();
-                    if s.peek() == Some(b']') {
-                        s.pos += 1;
-                    } else {
-                        s.depth += 1;
-                        loop {
-                            s.skip_ws();
-                            let start = s.pos;
-                            match s.object() {
-                                Ok(o) => list.items.push(o),
-                                Err(w) => {
-                                    // One bad item is skipped when its extent is
-                                    // clear from the brackets around it.
-                                    let end = item_end(s.b, start).ok_or(w)?;
-                                    let item = s.b.get(start..end).unwrap_or_default();
-                                    let local = Fail {
-                                        what: w.what,
-                                        at: w.at.saturating_sub(start),
-                                    };
-                                    list.invalid.push((item, fail(item, local)));
-                                    s.pos = end;
-                                }
-                            }
-                            s.skip_ws();
-                            match s.peek() {
-                                Some(b',') => s.pos += 1,
-                                Some(b']') => {
-                                    s.pos += 1;
-                                    s.depth -= 1;
-                                    break;
-                                }
-                                _ => return s.err("expected ',' or ']' in items"),
-                            }
-                        }
-                    }
-                }
-            },
-            _ => {
-                s.value()?;
-            }
-        }
-        Ok(())
-    })
-    .and_then(|()| s.end())
-    .map_err(|w| fail(body, w))?;
-    Ok(list)
-}
-
-/// Where the object starting at `start` ends, by its brackets alone (strings
-/// skipped, nothing validated): how a list steps over an item that failed.
-fn item_end(b: &[u8], start: usize) -> Option<usize> {
-    if b.get(start) != Some(&b'{') {
-        return None;
-    }
-    let mut depth = 0usize;
-    let mut i = start;
-    loop {
-        match *b.get(i)? {
-            b'"' => {
-                i += 1;
-                loop {
-                    match *b.get(i)? {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
-                    }
-                }
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
 }
 
 #[cfg(test)]
@@ -1275,45 +1140,5 @@ mod tests {
         }
         let e = parse_object(br#"{"metadata":{"annotations":{"x":tru}}}"#).expect_err("bad");
         assert!(e.to_string().contains("expected a value at byte 32"), "{e}");
-    }
-
-    #[test]
-    fn list_items_and_metadata() {
-        let body = br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"c"},"items":[{"metadata":{"name":"a"}}, {"metadata":{"name":"b"}}]}"#;
-        let l = parse_list(body).expect("valid");
-        assert_eq!(l.items.len(), 2);
-        assert_eq!(l.items[1].raw, br#"{"metadata":{"name":"b"}}"#);
-        assert_eq!(l.kind.expect("kind").bytes, b"PodList");
-        assert!(l.metadata.is_some());
-        assert!(parse_list(br#"{"items":null}"#)
-            .expect("ok")
-            .items
-            .is_empty());
-        assert!(parse_list(br#"{"items":[}"#).is_err());
-        assert!(parse_list(br#"{"items":[1]}"#).is_err());
-    }
-
-    #[test]
-    fn peek_list_continue_reads_only_the_leading_metadata() {
-        let c = |b: &str| super::peek_list_continue(b.as_bytes());
-        assert_eq!(
-            c(
-                r#"{"kind":"PodList","metadata":{"resourceVersion":"9","continue":"tok"},"items":[{"x":"#
-            ),
-            Some("tok".into()),
-            "items are never scanned, so a truncated body still gives the token"
-        );
-        assert_eq!(c(r#"{"metadata":{"continue":""},"items":[]}"#), None);
-        assert_eq!(
-            c(r#"{"metadata":{"resourceVersion":"9"},"items":[]}"#),
-            None
-        );
-        assert_eq!(c(r#"{"items":[],"metadata":{"continue":"late"}}"#), None);
-        assert_eq!(c(r#"{"metadata":null,"items":[]}"#), None);
-        assert_eq!(c("garbage"), None);
-        assert_eq!(
-            c(r#"{"metadata":{"continue":"a\"b"}}"#),
-            Some("a\"b".into())
-        );
     }
 }

@@ -1,0 +1,430 @@
+//! A LIST body decoded as it arrives. The API server's watch cache answers a
+//! `resourceVersion=0` list in one response whatever the `limit`, so a big
+//! collection's first list can be hundreds of megabytes; wasm memory never
+//! shrinks, so holding that body while decoding it would be the page's cost
+//! for its whole life. Here each item is cut out of the stream, decoded into
+//! its own [`KubeObject`] (one copy of its bytes) and the chunk it came in is
+//! let go: what is held at any moment is the items decoded so far plus at
+//! most one unfinished item.
+//!
+//! Only the framing is incremental: where a member or an item starts and
+//! ends is found by brackets and quotes, resumably across chunks, and each
+//! complete piece is then validated by the same scanner that validates a
+//! whole body. The list's `metadata` may come before or after `items`.
+use serde::Deserialize;
+
+use super::list::{key_hint, ObjectList};
+use super::object::KubeObject;
+use super::scan;
+use super::Error;
+
+/// What is told a page's continue token as soon as it is decoded.
+pub type OnContinue = std::rc::Rc<dyn Fn(&str)>;
+
+/// Where the decoder is in `{"kind":…,"metadata":{…},"items":[…]}`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum At {
+    /// Before the list's `{`.
+    Open,
+    /// After `{`: a key or `}`.
+    FirstKey,
+    /// After `,`: a key.
+    Key,
+    /// At a member's value (after `:`).
+    Value(Member),
+    /// After `items` `[`: an item or `]`.
+    FirstItem,
+    /// After `,` in `items`: an item.
+    Item,
+    /// After an item: `,` or `]`.
+    AfterItem,
+    /// After a member's value: `,` or `}`.
+    AfterMember,
+    /// After the list's `}`: whitespace only.
+    End,
+}
+
+/// The members the decoder keeps; the rest are validated and skipped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Member {
+    ApiVersion,
+    Kind,
+    Metadata,
+    Items,
+    Other,
+}
+
+/// What the extent scan found so far in the value being collected, so a
+/// value split over many chunks is scanned once, not once per chunk.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extent {
+    /// Bytes of the value scanned so far.
+    len: usize,
+    /// Open brackets.
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+/// `metadata` of a list, as far as the pager and reflector need it.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListMeta {
+    #[serde(default)]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+    #[serde(default)]
+    remaining_item_count: Option<i64>,
+}
+
+/// A list response decoded chunk by chunk ([`feed`](Self::feed), then
+/// [`finish`](Self::finish)).
+pub struct ListDecoder {
+    /// Unconsumed input: an unfinished token, member or item.
+    buf: Vec<u8>,
+    /// Bytes of the body before `buf[0]` (for error positions).
+    offset: usize,
+    at: At,
+    extent: Extent,
+    list: ObjectList,
+    metadata_seen: bool,
+    on_continue: Option<OnContinue>,
+}
+
+impl std::fmt::Debug for ListDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListDecoder")
+            .field("at", &self.at)
+            .field("offset", &self.offset)
+            .field("buffered", &self.buf.len())
+            .field("items", &self.list.items.len())
+            .finish()
+    }
+}
+
+impl Default for ListDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What one step of the decoder did.
+enum Step {
+    /// Consumed this many bytes of `buf`.
+    Took(usize),
+    /// The next token is not complete yet.
+    More,
+}
+
+impl ListDecoder {
+    /// A decoder at the start of a body.
+    pub fn new() -> Self {
+        ListDecoder {
+            buf: Vec::new(),
+            offset: 0,
+            at: At::Open,
+            extent: Extent::default(),
+            list: ObjectList::default(),
+            metadata_seen: false,
+            on_continue: None,
+        }
+    }
+
+    /// Call `f` with the list's continue token as soon as its `metadata` is
+    /// decoded (before the items when `metadata` comes first, as the API
+    /// server writes it), so the next page can be requested while this one
+    /// is still arriving. Not called on the last page.
+    pub fn on_continue(mut self, f: OnContinue) -> Self {
+        self.on_continue = Some(f);
+        self
+    }
+
+    /// Items decoded so far.
+    pub fn items_so_far(&self) -> usize {
+        self.list.items.len()
+    }
+
+    /// Decode what `chunk` completes. A syntax error fails the list (its
+    /// extent is then unclear); an item that is well-formed but not an object
+    /// the cache can hold is left out and recorded in
+    /// [`ObjectList::invalid`].
+    pub fn feed(&mut self, chunk: Vec<u8>) -> Result<(), Error> {
+        if self.buf.is_empty() {
+            self.buf = chunk;
+        } else {
+            self.buf.extend_from_slice(&chunk);
+        }
+        let mut pos = 0;
+        let result = loop {
+            match self.step(pos) {
+                Ok(Step::Took(n)) => pos += n,
+                Ok(Step::More) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.offset += pos;
+        self.buf.drain(..pos);
+        if self.buf.capacity() > 4 * self.buf.len().max(64 * 1024) {
+            self.buf.shrink_to_fit();
+        }
+        result
+    }
+
+    /// The list, once the whole body was fed; an error when it ended early.
+    pub fn finish(mut self) -> Result<ObjectList, Error> {
+        // A number is the only value whose end is its input's end.
+        if matches!(self.at, At::Value(_)) {
+            self.buf.push(b' ');
+            self.feed(Vec::new())?;
+        }
+        if self.at != At::End {
+            return Err(self.fail("the list ends early", self.buf.len()));
+        }
+        Ok(self.list)
+    }
+
+    fn fail(&self, what: &str, at: usize) -> Error {
+        let from = at.saturating_sub(16);
+        let near = self
+            .buf
+            .get(from..self.buf.len().min(at + 16))
+            .unwrap_or_default();
+        Error::decode(
+            format!(
+                "{what} at byte {} (near {:?})",
+                self.offset + at,
+                String::from_utf8_lossy(near)
+            ),
+            &self.buf,
+        )
+    }
+
+    /// One token, member or item starting at `buf[pos..]`.
+    fn step(&mut self, pos: usize) -> Result<Step, Error> {
+        let rest = self.buf.get(pos..).unwrap_or_default();
+        let Some(ws) = rest.iter().position(|c| !c.is_ascii_whitespace()) else {
+            return Ok(Step::More);
+        };
+        let (i, c) = (pos + ws, rest[ws]);
+        let took = |n: usize| Ok(Step::Took(ws + n));
+        match self.at {
+            At::End => Err(self.fail("trailing characters", i)),
+            At::Open if c == b'{' => {
+                self.at = At::FirstKey;
+                took(1)
+            }
+            At::Open => Err(self.fail("a list is not an object", i)),
+            At::FirstKey if c == b'}' => {
+                self.at = At::End;
+                took(1)
+            }
+            At::FirstKey | At::Key => match self.key(i)? {
+                Some((member, n)) => {
+                    self.at = At::Value(member);
+                    took(n)
+                }
+                None => Ok(Step::More),
+            },
+            At::Value(Member::Items) if c == b'[' => {
+                self.at = At::FirstItem;
+                took(1)
+            }
+            At::Value(Member::Items) if c != b'n' => Err(self.fail("items is not an array", i)),
+            At::Value(member) => match self.value_end(i)? {
+                Some(n) => {
+                    self.member(member, i, n)?;
+                    self.at = At::AfterMember;
+                    took(n)
+                }
+                None => Ok(Step::More),
+            },
+            At::FirstItem if c == b']' => {
+                self.at = At::AfterMember;
+                took(1)
+            }
+            At::FirstItem | At::Item if c != b'{' => Err(self.fail("an item is not an object", i)),
+            At::FirstItem | At::Item => match self.value_end(i)? {
+                Some(n) => {
+                    self.item(i, n);
+                    self.at = At::AfterItem;
+                    took(n)
+                }
+                None => Ok(Step::More),
+            },
+            At::AfterItem => match c {
+                b',' => {
+                    self.at = At::Item;
+                    took(1)
+                }
+                b']' => {
+                    self.at = At::AfterMember;
+                    took(1)
+                }
+                _ => Err(self.fail("expected ',' or ']' in items", i)),
+            },
+            At::AfterMember => match c {
+                b',' => {
+                    self.at = At::Key;
+                    took(1)
+                }
+                b'}' => {
+                    self.at = At::End;
+                    took(1)
+                }
+                _ => Err(self.fail("expected ',' or '}'", i)),
+            },
+        }
+    }
+
+    /// A complete `"key" :` at `i`: which member, and its length with the
+    /// colon and the whitespace around it. `None` until it is complete.
+    fn key(&self, i: usize) -> Result<Option<(Member, usize)>, Error> {
+        let b = &self.buf;
+        if b.get(i) != Some(&b'"') {
+            return Err(self.fail("expected a string key", i));
+        }
+        let Some(close) = string_close(b, i + 1) else {
+            return Ok(None);
+        };
+        let key = b.get(i..=close).unwrap_or_default();
+        scan::check_value(key).map_err(|_| self.fail("invalid key", i))?;
+        let after = b.get(close + 1..).unwrap_or_default();
+        let Some(ws) = after.iter().position(|c| !c.is_ascii_whitespace()) else {
+            return Ok(None);
+        };
+        if after[ws] != b':' {
+            return Err(self.fail("expected ':'", close + 1 + ws));
+        }
+        let member = match key.get(1..key.len() - 1).unwrap_or_default() {
+            b"apiVersion" => Member::ApiVersion,
+            b"kind" => Member::Kind,
+            b"metadata" => Member::Metadata,
+            b"items" => Member::Items,
+            _ => Member::Other,
+        };
+        Ok(Some((member, close + 1 + ws + 1 - i)))
+    }
+
+    /// The length of the value starting at `i`, once it is complete: by
+    /// brackets and quotes, resuming where the previous chunk left off.
+    fn value_end(&mut self, i: usize) -> Result<Option<usize>, Error> {
+        let b = self.buf.get(i..).unwrap_or_default();
+        let mut e = self.extent;
+        if e.len == 0 {
+            match b.first() {
+                Some(b'{' | b'[') => {}
+                Some(b'"') => {
+                    e.in_string = true;
+                    e.len = 1;
+                }
+                _ => {
+                    // A number or literal ends at the first delimiter.
+                    let end = b
+                        .iter()
+                        .position(|c| matches!(c, b',' | b'}' | b']') || c.is_ascii_whitespace());
+                    return Ok(end);
+                }
+            }
+        }
+        let mut j = e.len;
+        let found = loop {
+            let Some(&c) = b.get(j) else { break None };
+            j += 1;
+            if e.in_string {
+                if e.escaped {
+                    e.escaped = false;
+                } else if c == b'\\' {
+                    e.escaped = true;
+                } else if c == b'"' {
+                    e.in_string = false;
+                    if e.depth == 0 {
+                        break Some(j);
+                    }
+                } else if let Some(k) = b
+                    .get(j..)
+                    .and_then(|s| s.iter().position(|&c| c == b'"' || c == b'\\'))
+                {
+                    j += k;
+                } else {
+                    j = b.len();
+                }
+                continue;
+            }
+            match c {
+                b'"' => e.in_string = true,
+                b'{' | b'[' => e.depth += 1,
+                b'}' | b']' => {
+                    e.depth = match e.depth.checked_sub(1) {
+                        Some(d) => d,
+                        None => return Err(self.fail("unbalanced brackets", i + j - 1)),
+                    };
+                    if e.depth == 0 {
+                        break Some(j);
+                    }
+                }
+                _ => {}
+            }
+        };
+        e.len = j;
+        self.extent = if found.is_some() {
+            Extent::default()
+        } else {
+            e
+        };
+        Ok(found)
+    }
+
+    /// A complete member value `buf[i..i + n]`.
+    fn member(&mut self, member: Member, i: usize, n: usize) -> Result<(), Error> {
+        let v = self.buf.get(i..i + n).unwrap_or_default();
+        scan::check_value(v).map_err(|e| self.fail(&format!("invalid value: {e}"), i))?;
+        let text = || serde_json::from_slice::<String>(v).ok();
+        match member {
+            Member::ApiVersion => self.list.api_version = text().unwrap_or_default(),
+            Member::Kind => self.list.kind = text().unwrap_or_default(),
+            Member::Metadata => {
+                let meta = serde_json::from_slice::<Option<ListMeta>>(v)
+                    .map_err(|e| Error::decode(format!("invalid list metadata: {e}"), v))?
+                    .unwrap_or_default();
+                self.list.resource_version = meta.resource_version.unwrap_or_default();
+                self.list.continue_token = meta.continue_token.filter(|c| !c.is_empty());
+                self.list.remaining_item_count = meta.remaining_item_count;
+                if !std::mem::replace(&mut self.metadata_seen, true) {
+                    if let (Some(f), Some(t)) = (self.on_continue.take(), &self.list.continue_token)
+                    {
+                        f(t);
+                    }
+                }
+            }
+            // `"items": null`
+            Member::Items | Member::Other => {}
+        }
+        Ok(())
+    }
+
+    /// A complete item `buf[i..i + n]`: kept, or left out and named.
+    fn item(&mut self, i: usize, n: usize) {
+        let raw = self.buf.get(i..i + n).unwrap_or_default();
+        match scan::parse_object(raw).and_then(KubeObject::from_span) {
+            Ok(o) => self.list.items.push(o),
+            Err(e) => self.list.invalid.push((key_hint(raw), e)),
+        }
+    }
+}
+
+/// The index of the quote that closes a string whose content starts at
+/// `from`; `None` when the input ends first.
+fn string_close(b: &[u8], from: usize) -> Option<usize> {
+    let mut j = from;
+    loop {
+        match *b.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j),
+            _ => j += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,185 @@
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::*;
+use crate::rest::decode_list;
+
+const LIST: &str = r#" {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"tok","remainingItemCount":3},"items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"n","resourceVersion":"5"},"spec":{"x":"}]\"{["}},
+ {"metadata":{"name":"bad","namespace":"n","generation":1e400}} ,{"metadata":{"name":"b","namespace":"n","labels":{"k":"v"}},"n":[1,-2.5e3,true,null]}],"extra":[{"a":"]"}],"num":12} "#;
+
+/// What a decoded list says, compared across ways of feeding it.
+fn summary(l: &ObjectList) -> String {
+    let items: Vec<String> = l
+        .items
+        .iter()
+        .map(|o| format!("{}@{}:{}", o.name(), o.resource_version(), o.raw().len()))
+        .collect();
+    let invalid: Vec<&str> = l.invalid.iter().map(|(k, _)| k.as_str()).collect();
+    format!(
+        "{}|{}|{}|{:?}|{:?}|{items:?}|{invalid:?}",
+        l.api_version, l.kind, l.resource_version, l.continue_token, l.remaining_item_count
+    )
+}
+
+fn decode_in(chunks: &[&[u8]]) -> Result<ObjectList, Error> {
+    let mut d = ListDecoder::new();
+    for c in chunks {
+        d.feed(c.to_vec())?;
+    }
+    d.finish()
+}
+
+#[test]
+fn a_whole_body_decodes_items_metadata_and_leaves_out_a_bad_item() {
+    let l = decode_list(LIST.as_bytes()).expect("valid");
+    assert_eq!(l.kind, "PodList");
+    assert_eq!(l.api_version, "v1");
+    assert_eq!(l.resource_version, "77");
+    assert_eq!(l.continue_token.as_deref(), Some("tok"));
+    assert_eq!(l.remaining_item_count, Some(3));
+    let names: Vec<&str> = l.items.iter().map(|o| o.name()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert!(l.items[0].raw().ends_with(br#""spec":{"x":"}]\"{["}}"#));
+    assert_eq!(l.invalid.len(), 1);
+    assert_eq!(l.invalid[0].0, "n/bad");
+}
+
+#[test]
+fn every_split_of_the_body_decodes_to_the_same_list() {
+    let body = LIST.as_bytes();
+    let want = summary(&decode_list(body).expect("valid"));
+    for i in 0..=body.len() {
+        let got = decode_in(&[&body[..i], &body[i..]]).expect("valid");
+        assert_eq!(summary(&got), want, "split at {i}");
+    }
+    // Two splits: every pair 7 bytes apart, and byte by byte.
+    for i in 0..body.len().saturating_sub(7) {
+        let got = decode_in(&[&body[..i], &body[i..i + 7], &body[i + 7..]]).expect("valid");
+        assert_eq!(summary(&got), want, "splits at {i} and {}", i + 7);
+    }
+    let bytes: Vec<&[u8]> = body.chunks(1).collect();
+    assert_eq!(summary(&decode_in(&bytes).expect("valid")), want);
+}
+
+#[test]
+fn a_body_cut_anywhere_is_an_error_never_a_shorter_list() {
+    let body = LIST.trim().as_bytes();
+    for i in 0..body.len() {
+        for chunks in [vec![&body[..i]], body[..i].chunks(5).collect()] {
+            let e = decode_in(&chunks).expect_err("a cut body is not a list");
+            assert!(matches!(e, Error::Decode { .. }), "cut at {i}: {e:?}");
+        }
+    }
+}
+
+#[test]
+fn items_before_metadata_and_members_in_any_order() {
+    let body = br#"{"items":[{"metadata":{"name":"a","resourceVersion":"1"}}],"metadata":{"resourceVersion":"9","continue":"c"},"kind":"PodList"}"#;
+    for i in 0..=body.len() {
+        let l = decode_in(&[&body[..i], &body[i..]]).expect("valid");
+        assert_eq!(l.resource_version, "9");
+        assert_eq!(l.continue_token.as_deref(), Some("c"));
+        assert_eq!(l.kind, "PodList");
+        assert_eq!(l.items.len(), 1);
+    }
+    let empty = decode_list(br#"{"metadata":{"continue":""},"items":[]}"#).expect("ok");
+    assert_eq!(empty.continue_token, None);
+    assert!(empty.items.is_empty());
+    assert!(decode_list(br#"{"items":null}"#)
+        .expect("ok")
+        .items
+        .is_empty());
+    assert!(decode_list(br#"{}"#).expect("ok").items.is_empty());
+}
+
+#[test]
+fn syntax_errors_fail_the_list() {
+    for bad in [
+        "[]",
+        r#"{"items":[}"#,
+        r#"{"items":[1]}"#,
+        r#"{"items":{}}"#,
+        r#"{"items":[{"metadata":{"name":"a"}}}"#,
+        r#"{"items":[{"metadata":{"name":"a"}]}"#,
+        r#"{"items":[{"metadata":{"name":"a"}},{"metadata":"#,
+        r#"{"items":[]} x"#,
+        r#"{"items":[]"kind":"x"}"#,
+        r#"{"kind":tru}"#,
+        r#"{"kind":1.}"#,
+        r#"{"metadata":{"resourceVersion":5}}"#,
+        r#"{kind:"x"}"#,
+        r#"{"kind" "x"}"#,
+        r#"{"k\q":1}"#,
+    ] {
+        let e = decode_list(bad.as_bytes()).expect_err(bad);
+        assert!(matches!(e, Error::Decode { .. }), "{bad}: {e:?}");
+        assert!(
+            e.to_string().contains("byte") || e.to_string().contains("metadata"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn the_continue_token_is_known_before_the_items_arrive() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    let mut d =
+        ListDecoder::new().on_continue(Rc::new(move |t| s.borrow_mut().push(t.to_string())));
+    let (head, items) = LIST.split_at(LIST.find("\"items\"").expect("items"));
+    d.feed(head.as_bytes().to_vec()).expect("head");
+    assert_eq!(*seen.borrow(), ["tok"]);
+    assert_eq!(d.items_so_far(), 0);
+    d.feed(items.as_bytes().to_vec()).expect("items");
+    assert_eq!(d.finish().expect("list").items.len(), 2);
+    assert_eq!(seen.borrow().len(), 1, "called once");
+
+    let called = Rc::new(RefCell::new(false));
+    let c = called.clone();
+    let last = ListDecoder::new().on_continue(Rc::new(move |_| *c.borrow_mut() = true));
+    let mut last = last;
+    last.feed(br#"{"metadata":{"continue":""},"items":[]}"#.to_vec())
+        .expect("ok");
+    assert!(!*called.borrow(), "no token on the last page");
+}
+
+#[test]
+fn what_is_held_between_chunks_is_at_most_one_unfinished_item() {
+    let item = |i: usize| {
+        format!(
+            r#"{{"metadata":{{"name":"p{i}","namespace":"n","resourceVersion":"{i}"}},"spec":{{"pad":"{}"}}}}"#,
+            "x".repeat(900)
+        )
+    };
+    let items: Vec<String> = (0..200).map(item).collect();
+    let body = format!(
+        r#"{{"kind":"PodList","metadata":{{"resourceVersion":"500"}},"items":[{}]}}"#,
+        items.join(",")
+    );
+    let longest = items.iter().map(String::len).max().unwrap_or_default();
+    let mut d = ListDecoder::new();
+    for chunk in body.as_bytes().chunks(700) {
+        d.feed(chunk.to_vec()).expect("valid");
+        assert!(d.buf.len() <= longest + 700, "held {} bytes", d.buf.len());
+    }
+    let l = d.finish().expect("valid");
+    assert_eq!(l.items.len(), 200);
+    assert_eq!(l.items[199].name(), "p199");
+}
+
+#[test]
+fn a_long_string_split_into_many_chunks_is_scanned_once() {
+    // 4 MB of string in 1-KB chunks: rescanning from the item's start on
+    // every chunk would be ~8 billion byte steps; resuming is 4 million.
+    let body = format!(
+        r#"{{"items":[{{"metadata":{{"name":"big"}},"data":"{}\"{}"}}]}}"#,
+        "y".repeat(2 << 20),
+        "z".repeat(2 << 20)
+    );
+    let mut d = ListDecoder::new();
+    for chunk in body.as_bytes().chunks(1024) {
+        d.feed(chunk.to_vec()).expect("valid");
+        assert!(d.extent.len <= d.buf.len());
+    }
+    assert_eq!(d.finish().expect("valid").items[0].name(), "big");
+}
