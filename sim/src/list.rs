@@ -374,7 +374,11 @@ mod tests {
             resource_version: rv,
             ..Default::default()
         };
-        assert_eq!(s.list(&req(Some("0"))).unwrap().items.len(), 2, "off by default");
+        assert_eq!(
+            s.list(&req(Some("0"))).unwrap().items.len(),
+            2,
+            "off by default"
+        );
         s.rv0_ignores_limit = true;
         let whole = s.list(&req(Some("0"))).unwrap();
         assert_eq!(whole.items.len(), 5);

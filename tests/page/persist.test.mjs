@@ -201,3 +201,29 @@ test('a quota error turns persistence off with a warning; the informer stays liv
     await page.close();
   }
 });
+
+test('the dashboard persists by default: a reload shows stored rows, says so, then goes live', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${sim.url}/#pods`);
+    const synced = () => page.evaluate(() => window.kubewasmDashboard?.ready && window.kubewasmDashboard.status('pods')?.synced);
+    await until(synced, 20_000, 'the dashboard is up');
+    await until(async () => (await page.evaluate(storedMeta, 'kubewasm-dashboard')).some((m) => m.count >= PODS - 10), 20_000, 'the stored copy');
+    // Expire the stored RV so the copy stays unconfirmed while the informer backs off and relists.
+    await page.goto('about:blank');
+    await sim.call('/sim/churn/steps', { steps: 20, seed: 3 });
+    await sim.call('/sim/compact', {});
+    await page.goto(`${sim.url}/#pods`);
+    // Rows while the informer says its data is stored: they came from IndexedDB.
+    await until(() => page.evaluate(() => window.kubewasmDashboard?.ready && window.kubewasmDashboard.status('pods')?.phase === 'stored'
+      && window.kubewasmDashboard.rows() > 0), 10_000, 'stored rows');
+    await until(async () => /stored copy from/.test(await page.locator('#status').textContent()), 5_000, 'the pill says the rows are stored');
+    await until(() => page.evaluate(() => window.kubewasmDashboard.status('pods').phase === 'watching'), 20_000, 'live');
+    const want = await simPods();
+    await until(async () => sorted(await page.evaluate(() => window.kubewasmDashboard.state('pods'))) === sorted(want), 20_000, 'the dashboard equals the sim');
+    await until(async () => !/stored/.test(await page.locator('#status').textContent()), 5_000, 'the pill no longer says stored');
+  } finally {
+    await page.evaluate(() => window.kubewasmDashboard?.current()?.release?.()).catch(() => {});
+    await page.close();
+  }
+});

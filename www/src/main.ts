@@ -80,6 +80,9 @@ export function phaseText(s: InformerStatus, now: number): string {
       return s.nextRetryAt !== undefined ? `reconnecting in ${Math.max(0, Math.ceil((s.nextRetryAt - now) / 1000))} s` : 'reconnecting';
     case 'listing':
       return s.relists > 0 ? 'relisting' : s.synced ? 'listing' : 'initial list';
+    case 'stored':
+      // Rows from the copy in IndexedDB: not live yet.
+      return `stored copy from ${ago(s.storedAt, now)}`;
     default:
       return s.phase;
   }
@@ -335,6 +338,7 @@ function renderPanels(now: number): void {
     const pill = $('status');
     pill.dataset.phase = s.relists > 0 && s.phase === 'listing' ? 'relisting' : s.phase;
     pill.textContent = `${current.label}: ${phaseText(s, now)}`;
+    pill.title = s.persistence?.warning ?? '';
     pill.title = s.lastError ? `last error: ${s.lastError.message}` : '';
     const count = $('count');
     count.textContent = `${nf.format(s.cached)} cached`;
