@@ -453,16 +453,17 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
         let ends: js_sys::Uint32Array = options::prop(&part, "ends")
             .and_then(|e| e.dyn_into().ok())
             .ok_or("a bucket has no ends")?;
-        let (bytes, ends) = (bytes.to_vec(), ends.to_vec());
-        let mut start = 0usize;
-        for end in ends {
-            let text = bytes
-                .get(start..end as usize)
-                .ok_or("a bucket's ends are out of order")?;
-            let obj =
-                KubeObject::from_json(text).map_err(|e| format!("an object is not valid: {e}"))?;
+        // Each object is copied once, straight from the stored bytes.
+        let len = bytes.length();
+        let mut start = 0u32;
+        for end in ends.to_vec() {
+            if end < start || end > len {
+                return Err("a bucket's ends are out of order".into());
+            }
+            let obj = KubeObject::from_json_vec(bytes.subarray(start, end).to_vec())
+                .map_err(|e| format!("an object is not valid: {e}"))?;
             objects.push(obj);
-            start = end as usize;
+            start = end;
         }
     }
     Ok((
