@@ -146,6 +146,10 @@ struct State {
     watch_list_rejected: bool,
 }
 
+/// How long a watch from a stored copy's version must last without an
+/// error before the copy counts as confirmed (when no event came sooner).
+const CONFIRM_STORED_AFTER: Duration = Duration::from_secs(1);
+
 /// A stored copy of a resource to start from: its objects as of
 /// `resource_version`, written at `stored_at_ms` (wall clock).
 #[derive(Clone, Debug, Default)]
@@ -492,7 +496,23 @@ impl Reflector {
                 }
             };
             self.set_phase(Phase::Watching);
-            match self.consume(stream, true).await {
+            let consumed = self.consume(stream, true);
+            let end = if self.stored.get() {
+                // An expired version arrives at once as an error event: a
+                // watch that has lasted a moment without one confirms the copy.
+                let confirm = async {
+                    self.clock.sleep(CONFIRM_STORED_AFTER).await;
+                    self.confirm();
+                    futures::future::pending::<std::convert::Infallible>().await
+                };
+                match select(Box::pin(consumed), Box::pin(confirm)).await {
+                    Either::Left((end, _)) => end,
+                    Either::Right((never, _)) => match never {},
+                }
+            } else {
+                consumed.await
+            };
+            match end {
                 WatchEnd::Closed => {}
                 WatchEnd::Relist => return Ok(()),
                 WatchEnd::TooManyRequests(floor) => self.back_off(backoff, floor).await,

@@ -677,7 +677,11 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     // Until a watch or list confirms a restored copy, the data is stored,
     // not live, whatever the reflector is doing meanwhile.
     let phase = match s.phase {
-        crate::cache::Phase::Listing | crate::cache::Phase::Backoff if s.stored_at_ms.is_some() => {
+        crate::cache::Phase::Listing
+        | crate::cache::Phase::Backoff
+        | crate::cache::Phase::Watching
+            if s.stored_at_ms.is_some() =>
+        {
             crate::cache::Phase::Stored
         }
         p => p,

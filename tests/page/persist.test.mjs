@@ -16,11 +16,11 @@ const sorted = (o) => JSON.stringify(Object.entries(o).sort());
  * first diff renders table rows; records when rows first showed, the
  * informer's status then, and every diff.
  */
-const openPods = async ({ name, intervalMs }) => {
+const openPods = async ({ name, intervalMs, identity, token }) => {
   const t0 = performance.now();
   const m = await import('/plain/pkg/web/index.js');
   await m.default();
-  const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }), { persist: { name, intervalMs } });
+  const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin, token }), { persist: { name, intervalMs, identity } });
   const pods = factory.informer({ version: 'v1', resource: 'pods' });
   const table = document.body.appendChild(document.createElement('table'));
   const w = (window.__kw = { m, factory, pods, diffs: [], firstRows: undefined });
@@ -123,6 +123,58 @@ test('a reload renders 10,000 stored pods before any list completes, then equals
   }
 });
 
+test("copies are kept per identity, under a hash: one user never starts from another's copy", async () => {
+  const page = await browser.context.newPage();
+  const start = async (who) => {
+    await page.goto(BLANK());
+    await page.evaluate(openPods, { name: 'ids', intervalMs: 100, ...who });
+    await until(() => page.evaluate(() => window.__kw.firstRows), 20_000, 'rows');
+    return (await page.evaluate(() => window.__kw.firstRows.status)).phase;
+  };
+  const stored = () => page.evaluate(storedMeta, 'ids');
+  try {
+    assert.notEqual(await start({ token: 'alice-token' }), 'stored', 'nothing stored yet');
+    await until(async () => (await stored()).length === 1, 20_000, "alice's copy");
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    assert.notEqual(await start({ token: 'bob-token' }), 'stored', "bob does not start from alice's copy");
+    await until(async () => (await stored()).length === 2, 20_000, "bob's copy beside it");
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    assert.equal(await start({ token: 'alice-token' }), 'stored', 'alice starts warm');
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    // An explicit identity is one more user; the same one again starts warm.
+    assert.notEqual(await start({ identity: 'carol' }), 'stored');
+    await until(async () => (await stored()).length === 3, 20_000, "carol's copy");
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    assert.equal(await start({ identity: 'carol' }), 'stored');
+    // Neither a token nor an identity is written anywhere in the database.
+    const everything = await page.evaluate(() => new Promise((resolve) => {
+      const req = indexedDB.open('kubewasm:ids');
+      req.onsuccess = () => {
+        const tx = req.result.transaction(['meta', 'objects']);
+        const keys = tx.objectStore('meta').getAllKeys();
+        const metas = tx.objectStore('meta').getAll();
+        const objKeys = tx.objectStore('objects').getAllKeys();
+        tx.oncomplete = () => { req.result.close(); resolve(JSON.stringify([keys.result, metas.result, objKeys.result])); };
+      };
+    }));
+    for (const secret of ['alice', 'bob', 'carol']) assert.ok(!everything.includes(secret), `${secret} is not stored`);
+    // A token provider needs an explicit identity.
+    const err = await page.evaluate(() => {
+      try {
+        new window.__kw.m.InformerFactory(new window.__kw.m.KubeClient({ server: location.origin, tokenProvider: () => 't' }), { persist: { name: 'ids' } });
+        return null;
+      } catch (e) {
+        return { reason: e.reason, message: e.message };
+      }
+    });
+    assert.equal(err?.reason, 'Invalid');
+    assert.match(err.message, /identity/);
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.clearPersisted()).catch(() => {});
+    await page.close();
+  }
+});
+
 test('a corrupted copy, a foreign database and other schemas each leave the page working, with the warning shown', async () => {
   const page = await browser.context.newPage();
   try {
@@ -208,7 +260,8 @@ test('the dashboard persists by default: a reload shows stored rows, says so, th
     await page.goto(`${sim.url}/#pods`);
     const synced = () => page.evaluate(() => window.kubewasmDashboard?.ready && window.kubewasmDashboard.status('pods')?.synced);
     await until(synced, 20_000, 'the dashboard is up');
-    await until(async () => (await page.evaluate(storedMeta, 'kubewasm-dashboard')).some((m) => m.count >= PODS - 10), 20_000, 'the stored copy');
+    const count = Object.keys(await simPods()).length;
+    await until(async () => (await page.evaluate(storedMeta, 'kubewasm-dashboard')).some((m) => m.count === count), 20_000, 'the stored copy');
     // Expire the stored RV so the copy stays unconfirmed while the informer backs off and relists.
     await page.goto('about:blank');
     await sim.call('/sim/churn/steps', { steps: 20, seed: 3 });

@@ -1004,3 +1004,23 @@ fn a_seed_shows_stored_until_the_watch_opens_and_no_seed_lists() {
     assert!(r.lw.described()[0].starts_with("LIST rv=0"));
     assert_eq!(r.state()["ns/a"], "9");
 }
+
+#[test]
+fn a_quiet_watch_from_a_seed_confirms_it_after_a_moment() {
+    let r = rig_with(Vec::new(), seeded(vec![obj("ns/a", 3)], "5"));
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(r.inf.status_snapshot().stored_at_ms, Some(1234.0));
+    r.clock.advance(Duration::from_millis(900));
+    run_until_stalled();
+    assert_eq!(
+        r.inf.status_snapshot().stored_at_ms,
+        Some(1234.0),
+        "not yet"
+    );
+    r.clock.advance(Duration::from_millis(200));
+    run_until_stalled();
+    let st = r.inf.status_snapshot();
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, None));
+    assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()]);
+}
