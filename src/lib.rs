@@ -5,7 +5,8 @@
 //!
 //! 1. [`rt`] — the runtime seam: local executor, clock (real or fake), timers.
 //! 2. [`rest`] — config, requests over `fetch`, typed errors, the watch framer.
-//! 3. [`api`] — resource identities, the dynamic client, discovery.
+//! 3. [`api`] — resource identities, the resource handle ([`api::Api`]) that
+//!    builds every request path, discovery.
 //! 4. [`cache`] — keys, store/indexer, selectors, DeltaFIFO, reflector, informers.
 //! 5. [`workqueue`] — queue, delaying queue, rate limiters.
 //! 6. `js` — the wasm-bindgen surface (wasm32 only).

@@ -54,7 +54,7 @@ mod shared_informer;
 mod status;
 
 pub use controller::{process_deltas, ApplyFailure, Controller, ControllerOptions, DeltaHandler};
-pub use factory::{ListerWatcherFactory, SharedInformerFactory};
+pub use factory::{FactoryError, ListerWatcherFactory, SharedInformerFactory, WeakInformerFactory};
 pub use list_watch::{
     Call, EventStream, ListerWatcher, ResourceListWatch, ResourceScope, ScriptedListerWatcher,
     TweakParams,

@@ -57,7 +57,7 @@ pub use framer::LineFramer;
 pub use js_transport::JsTransport;
 pub use limiter::TokenBucket;
 pub use list::{decode_list, ObjectList};
-pub use list_decoder::{ListDecoder, OnContinue};
+pub use list_decoder::{ListDecoder, ListHooks, OnContinue, OnItem};
 pub use object::{
     layout_member, Attachment, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject,
 };
