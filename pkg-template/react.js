@@ -155,6 +155,6 @@ export function useList(informer, filter = {}) {
 export function useObject(informer, namespace, name) {
   const lister = usePooled(listers, informer, '', undefined, () => informer.lister());
   const subscribe = useCallback((onChange) => informer.subscribe(onChange), [informer]);
-  const read = () => (namespace == null ? lister.get(name) : lister.get(namespace, name));
+  const read = () => lister.get(name, namespace ?? undefined);
   return useSyncExternalStore(subscribe, read, read);
 }

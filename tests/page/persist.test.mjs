@@ -246,7 +246,9 @@ test('a quota error turns persistence off with a warning; the informer stays liv
     assert.match(status.persistence.warning, /quota/);
     const r = await fetch(`${sim.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-quota', namespace: 'default' } }) });
     assert.equal(r.status, 201);
-    await until(() => page.evaluate(() => window.__kw.pods.lister().get('default', 'after-quota') !== undefined), 5_000, 'still live');
+    await until(() => page.evaluate(() => window.__kw.pods.lister().get('after-quota', 'default') !== undefined), 10_000, 'still live').catch(async (e) => {
+      throw new Error(`${e.message}: ${await page.evaluate(() => JSON.stringify(window.__kw.pods.status))}`);
+    });
     assert.equal(await page.evaluate(() => window.__kw.pods.status.phase), 'watching');
   } finally {
     await page.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
