@@ -28,6 +28,10 @@ test-lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy -p kubewasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+	# The library as a dependent gets it: without the `testing` feature that
+	# the crate's own tests and benchmarks turn on.
+	cargo clippy -p kubewasm --lib -- -D warnings
+	cargo clippy -p kubewasm --lib --target wasm32-unknown-unknown -- -D warnings
 
 test-node:
 	$(WITH_SIM) scripts/wasm-test.sh node $(WASM_TESTS)

@@ -5,7 +5,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use kubewasm::rest::{decode_list, EventDecoder, WatchEvent};
+use kubewasm::rest::WatchEvent;
+use kubewasm::testing::{decode_list, EventDecoder};
 
 include!("support/pods.rs");
 

@@ -11,11 +11,9 @@ mod native {
     use std::rc::Rc;
     use std::time::Instant;
 
-    use kubewasm::cache::{
-        Handler, InformerOptions, Notification, ScriptedListerWatcher, SharedIndexInformer,
-    };
+    use kubewasm::cache::{Handler, InformerOptions, Notification, SharedIndexInformer};
     use kubewasm::rest::{KubeObject, ObjectList, WatchEvent};
-    use kubewasm::rt::{run_until_stalled, FakeClock};
+    use kubewasm::testing::{run_until_stalled, FakeClock, ScriptedListerWatcher};
 
     #[allow(dead_code)]
     #[rustfmt::skip]

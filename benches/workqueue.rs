@@ -14,9 +14,10 @@ mod native {
     use std::time::{Duration, Instant};
 
     use futures::FutureExt;
-    use kubewasm::rt::{block_on, real_clock, run_until_stalled, FakeClock, Rng};
+    use kubewasm::rt::{block_on, real_clock};
+    use kubewasm::testing::{run_until_stalled, FakeClock, Rng};
     use kubewasm::workqueue::{
-        run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled,
+        run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled, WorkQueue,
         WorkerOptions,
     };
 

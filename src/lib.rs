@@ -20,3 +20,24 @@ pub mod js;
 pub mod rest;
 pub mod rt;
 pub mod workqueue;
+
+// The main types at the crate root, as kube-rs offers them.
+pub use api::{Api, ApiResource, Discovery, GroupVersionKind};
+pub use cache::{
+    FieldSelector, Handler, Indexer, InformerOptions, LabelSelector, Lister, Notification,
+    ResourceScope, SharedIndexInformer, SharedInformerFactory, Store,
+};
+pub use rest::{Client, Config, Error, KubeObject, ListParams, WatchEvent, WatchParams};
+pub use rt::Backoff;
+pub use workqueue::{DelayingQueue, Queue, RateLimiter, RateLimitingQueue, WorkQueue};
+
+/// Test support, not part of the stable API: fakes for the transport, the
+/// clock and the lister-watcher, and the decode internals that the crate's
+/// own integration tests and benchmarks drive directly. Enabled by the
+/// `testing` feature.
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use crate::cache::testing::*;
+    pub use crate::rest::testing::*;
+    pub use crate::rt::testing::*;
+}

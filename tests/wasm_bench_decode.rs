@@ -16,8 +16,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use kubewasm::rest::{decode_list, EventDecoder, WatchEvent};
+use kubewasm::rest::WatchEvent;
 use kubewasm::rt::{real_clock, SharedClock};
+use kubewasm::testing::{decode_list, EventDecoder};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 

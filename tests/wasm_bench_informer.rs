@@ -187,7 +187,7 @@ async fn informer_end_to_end() {
         inf.start();
         inf.wait_for_sync().await;
         let sync_ms = now_ms() - t0;
-        assert_eq!(inf.indexer().len(), 50_000);
+        assert_eq!(inf.store().len(), 50_000);
         results.push((prefetch, sync_ms, memory_mib(), memory_mib() - mem_before));
         inf.stop();
     }

@@ -83,7 +83,7 @@ async fn js_websocket_floor(c: &Client) -> f64 {
             ws.onclose = () => { if (seen < n) reject(new Error('closed after ' + seen)); };
           })"#,
     );
-    let proto = kubewasm::rest::bearer_subprotocol(token);
+    let proto = kubewasm::testing::bearer_subprotocol(token);
     let args = js_sys::Array::of5(
         &sim::url().into(),
         &token.into(),

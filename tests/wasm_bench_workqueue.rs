@@ -11,9 +11,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use kubewasm::rt::{real_clock, yield_now, FakeClock, Instant, Rng, SharedClock};
+use kubewasm::rt::{real_clock, yield_now, Instant, SharedClock};
+use kubewasm::testing::{FakeClock, Rng};
 use kubewasm::workqueue::{
-    run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled, WorkerOptions,
+    run_workers, DelayingQueue, Queue, QueueConfig, RateLimitingQueue, Reconciled, WorkQueue,
+    WorkerOptions,
 };
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 

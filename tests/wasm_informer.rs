@@ -28,7 +28,7 @@ async fn sim_state(c: &Client) -> BTreeMap<String, String> {
 
 fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    inf.indexer().for_each(|k, o| {
+    inf.store().for_each(|k, o| {
         m.insert(k.to_owned(), o.resource_version().to_owned());
     });
     m

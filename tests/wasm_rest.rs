@@ -406,7 +406,7 @@ fn accepted_objects_parse_with_json_parse() {
             }
         }
         tried += 1;
-        if let Ok(ev) = kubewasm::rest::decode_event(&b) {
+        if let Ok(ev) = kubewasm::testing::decode_event(&b) {
             if let Some(o) = ev.object() {
                 check(o);
                 accepted += 1;

@@ -325,8 +325,8 @@ async fn budget_sends_the_fifth_watch_over_websocket() {
     let c = Client::new(config(WatchTransportMode::Auto)).expect("client");
     clear_faults(&c).await;
     let browser = option_env!("KUBEWASM_EXPECT_HOST").is_some_and(|h| h != "node");
-    let origin = kubewasm::rest::origin_of(sim::url());
-    let base = kubewasm::rest::open_fetch_watches(&origin);
+    let origin = kubewasm::testing::origin_of(sim::url());
+    let base = kubewasm::testing::open_fetch_watches(&origin);
     assert_eq!(base, 0, "no other test leaves a fetch watch open");
     let req = Request::get().resource("configmaps");
     let mut watches = Vec::new();
@@ -351,7 +351,7 @@ async fn budget_sends_the_fifth_watch_over_websocket() {
             (WatchTransport::WebSocket, TransportReason::OverBudget)
         );
         assert!(watches[4].transport().is_some_and(|t| t.budget_forced()));
-        assert_eq!(kubewasm::rest::open_fetch_watches(&origin), 4);
+        assert_eq!(kubewasm::testing::open_fetch_watches(&origin), 4);
         // The WebSocket watch is live: it sees a write.
         let ns = namespace(&c, "ws-budget").await;
         c.send(
@@ -367,7 +367,7 @@ async fn budget_sends_the_fifth_watch_over_websocket() {
         // A fetch watch goes away: its place is free again (its slot, a Web
         // Lock shared with other tabs, is released a task later).
         watches.remove(0);
-        assert_eq!(kubewasm::rest::open_fetch_watches(&origin), 3);
+        assert_eq!(kubewasm::testing::open_fetch_watches(&origin), 3);
         let mut got = None;
         for _ in 0..50 {
             let w = c.watch(&req).await.expect("watch");
@@ -386,12 +386,12 @@ async fn budget_sends_the_fifth_watch_over_websocket() {
             .all(|k| *k == (WatchTransport::Fetch, TransportReason::NotLimited)));
     }
     drop(watches);
-    assert_eq!(kubewasm::rest::open_fetch_watches(&origin), 0);
+    assert_eq!(kubewasm::testing::open_fetch_watches(&origin), 0);
 }
 
 fn store_state(inf: &SharedIndexInformer) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    inf.indexer().for_each(|k, o| {
+    inf.store().for_each(|k, o| {
         m.insert(k.to_owned(), o.resource_version().to_owned());
     });
     m

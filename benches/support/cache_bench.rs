@@ -51,7 +51,7 @@ fn run_cache_benches(now_ms: &dyn Fn() -> f64, out: &dyn Fn(String)) {
     let ms = now_ms() - t;
     out(format!("store updates (ns index + 2 label indexes): {UPDATES} in {ms:.0} ms = {:.0} updates/s", UPDATES as f64 / ms * 1000.0));
 
-    let lister = Lister::new(ix.clone());
+    let lister = Lister::new(ix.reader());
     let sel = LabelSelector::parse("app=web").unwrap_or_default();
     let mut times = Vec::new();
     let mut found = 0;

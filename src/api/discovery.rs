@@ -18,7 +18,7 @@ use crate::rest::{Client, Error, Request};
 use crate::rt::Instant;
 
 /// The `Accept` header that asks for aggregated discovery.
-pub const AGGREGATED_ACCEPT: &str =
+pub(crate) const AGGREGATED_ACCEPT: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 #[derive(Deserialize, Default)]
@@ -85,7 +85,7 @@ struct AggSub {
 }
 
 /// Parse an `APIGroupDiscoveryList` (the first version of a group is its preferred one).
-pub fn parse_aggregated(body: &[u8]) -> Result<Vec<ApiResource>, Error> {
+pub(crate) fn parse_aggregated(body: &[u8]) -> Result<Vec<ApiResource>, Error> {
     let list: AggList = serde_json::from_slice(body)
         .map_err(|e| Error::decode(format!("aggregated discovery: {e}"), body))?;
     if list.kind != "APIGroupDiscoveryList" {
@@ -147,7 +147,7 @@ struct LegacyResource {
 }
 
 /// Parse one legacy `APIResourceList` (subresources fold into their parent).
-pub fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<ApiResource>, Error> {
+pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<ApiResource>, Error> {
     let list: ResourceList = serde_json::from_slice(body)
         .map_err(|e| Error::decode(format!("APIResourceList: {e}"), body))?;
     let (group, version) = match list.group_version.split_once('/') {
@@ -210,7 +210,7 @@ struct GroupVersionRef {
 }
 
 /// Parse `/apis` (`APIGroupList`): every `group/version` with whether it is preferred.
-pub fn parse_legacy_group_list(body: &[u8]) -> Result<Vec<(String, bool)>, Error> {
+pub(crate) fn parse_legacy_group_list(body: &[u8]) -> Result<Vec<(String, bool)>, Error> {
     let list: GroupList = serde_json::from_slice(body)
         .map_err(|e| Error::decode(format!("APIGroupList: {e}"), body))?;
     let mut out = Vec::new();
@@ -261,6 +261,7 @@ impl Discovery {
     }
 
     /// Change the cache TTL.
+    #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self

@@ -24,8 +24,10 @@ mod resource;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
-pub use discovery::{
-    parse_aggregated, parse_legacy_group_list, parse_resource_list, Discovery, AGGREGATED_ACCEPT,
+pub use discovery::Discovery;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+use discovery::{
+    parse_aggregated, parse_legacy_group_list, parse_resource_list, AGGREGATED_ACCEPT,
 };
 pub use handle::{Api, Deleted};
 pub use mapper::RestMapper;

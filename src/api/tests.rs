@@ -8,9 +8,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
+use crate::rest::fixtures;
 use crate::rest::{
-    Client, Config, Error, FakeResponse, FakeTransport, KubeObject, ListParams, ObjectList,
-    PatchParams, PatchType, PostParams,
+    Client, Config, Error, FakeResponse, FakeTransport, ListParams, ObjectList, PatchParams,
+    PatchType, PostParams,
 };
 use crate::rt::{block_on, FakeClock};
 
@@ -22,18 +23,8 @@ fn client(t: &FakeTransport, clock: &FakeClock) -> Client {
 }
 
 fn page(rv: &str, names: &[&str], cont: Option<&str>) -> ObjectList {
-    ObjectList {
-        api_version: "v1".into(),
-        kind: "PodList".into(),
-        resource_version: rv.into(),
-        continue_token: cont.map(str::to_owned),
-        remaining_item_count: None,
-        invalid: Vec::new(),
-        items: names
-            .iter()
-            .map(|n| KubeObject::from_value(&json!({"metadata": {"name": n}})).unwrap())
-            .collect(),
-    }
+    let items = names.iter().map(|n| fixtures::obj(n, 1)).collect();
+    fixtures::page(rv, items, cont)
 }
 
 #[test]

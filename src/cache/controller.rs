@@ -61,7 +61,7 @@ pub trait DeltaHandler {
     }
 }
 
-/// A version the store refused (see [`process_deltas`]).
+/// A version the store refused (see `process_deltas`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApplyFailure {
     /// The popped key.
@@ -78,7 +78,7 @@ pub struct ApplyFailure {
 /// removed (and `on_delete` told) so the cache never serves a version it
 /// knows to be stale; the remaining deltas are applied; the last failure is
 /// returned.
-pub fn process_deltas(
+pub(crate) fn process_deltas(
     indexer: &Indexer,
     popped: &Popped,
     handler: &dyn DeltaHandler,
@@ -179,24 +179,28 @@ impl Controller {
     }
 
     /// Receive every version the store refused (CT-07).
+    #[must_use]
     pub fn with_on_failure(mut self, f: Rc<dyn Fn(ApplyFailure)>) -> Self {
         self.on_failure = Some(f);
         self
     }
 
     /// Fire `drained` after every turn (the reflector's back-pressure signal).
+    #[must_use]
     pub fn with_drained(mut self, drained: Notify) -> Self {
         self.drained = drained;
         self
     }
 
     /// Call `f` after every turn (sync detection, status counters).
+    #[must_use]
     pub fn with_on_turn(mut self, f: Rc<dyn Fn()>) -> Self {
         self.on_turn = Some(f);
         self
     }
 
     /// Whether the queue's initial population has been applied (CT-12).
+    #[cfg(all(test, not(target_arch = "wasm32")))]
     pub fn has_synced(&self) -> bool {
         self.fifo.has_synced()
     }
@@ -243,18 +247,9 @@ mod tests {
     use super::*;
     use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
     use crate::cache::keys::Tombstone;
+    use crate::rest::fixtures::obj;
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};
-    use serde_json::json;
     use std::cell::RefCell;
-
-    fn obj(key: &str, rv: u64) -> KubeObject {
-        let (ns, name) = key.split_once('/').unwrap_or(("", key));
-        let mut meta = json!({"name": name, "resourceVersion": rv.to_string()});
-        if !ns.is_empty() {
-            meta["namespace"] = json!(ns);
-        }
-        KubeObject::from_value(&json!({"metadata": meta})).unwrap()
-    }
 
     #[derive(Default)]
     struct Rec(RefCell<Vec<String>>);

@@ -23,10 +23,11 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
-use super::fx::FxHashMap;
 use super::keys::{object_key, DeltaObject, KeyError, Tombstone};
 use super::store::Indexer;
+use super::store::Transformer;
 use crate::rest::KubeObject;
+use crate::rt::fx::FxHashMap;
 use crate::rt::Notify;
 
 /// What happened to an object.
@@ -91,9 +92,6 @@ impl KnownObjects for Indexer {
     }
 }
 
-/// Transforms each incoming object once, before it is queued (DF-14).
-pub type Transformer = Rc<dyn Fn(KubeObject) -> Result<KubeObject, String>>;
-
 /// Why a queue operation failed (nothing was queued).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FifoError {
@@ -112,7 +110,14 @@ impl fmt::Display for FifoError {
     }
 }
 
-impl std::error::Error for FifoError {}
+impl std::error::Error for FifoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FifoError::Key(e) => Some(e),
+            FifoError::Transform(_) => None,
+        }
+    }
+}
 
 impl FifoError {
     /// A `Status`-style reason: `Invalid` (no valid key) or `TransformFailed`.

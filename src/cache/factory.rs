@@ -348,7 +348,7 @@ impl SharedInformerFactory {
 mod tests {
     use super::*;
     use crate::api::ApiResource;
-    use crate::cache::list_watch::ScriptedListerWatcher;
+    use crate::cache::scripted::ScriptedListerWatcher;
     use crate::rt::{block_on, run_until_stalled, FakeClock};
 
     fn factory() -> (
@@ -481,10 +481,7 @@ mod tests {
             .informer(pods(None, None), Some(ix.clone()))
             .unwrap()
             .same_as(&a));
-        assert!(
-            a.indexer().by_index("by", "x").is_ok(),
-            "the index was added"
-        );
+        assert!(a.store().by_index("by", "x").is_ok(), "the index was added");
         assert!(f.informer(pods(None, None), Some(ix.clone())).is_ok());
         let rebound: crate::cache::IndexFunc = Rc::new(|_: &crate::rest::KubeObject| Ok(vec![]));
         ix.indexers.insert("by".into(), rebound);

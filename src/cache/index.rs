@@ -9,9 +9,9 @@
 
 use std::rc::Rc;
 
-use super::fx::{FxHashMap, FxHashSet};
 use super::store::IndexFunc;
 use crate::rest::KubeObject;
+use crate::rt::fx::{FxHashMap, FxHashSet};
 
 /// A bucket: the slot ids filed under one value.
 pub(crate) type Bucket = FxHashSet<u32>;

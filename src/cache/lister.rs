@@ -1,15 +1,16 @@
-//! Listers: read-only, selector-aware views of an [`Indexer`].
+//! Listers: read-only, selector-aware views of a [`Store`].
 //!
 //! A namespaced list reads only the intersection of the buckets that must
 //! hold every match: the namespace's bucket of the `namespace` index and,
 //! for each equality requirement on a label with an index
-//! ([`Indexer::add_label_index`]), that label value's bucket.
+//! (`Indexer::add_label_index`), that label value's bucket.
 
 use std::fmt;
 
 use super::keys::split_key;
+use super::reader::Store;
 use super::selector::{LabelSelector, Operator};
-use super::store::{label_index_name, label_ns_index_name, Indexer, NAMESPACE_INDEX};
+use super::store::{label_index_name, label_ns_index_name, NAMESPACE_INDEX};
 use crate::rest::KubeObject;
 
 /// `get` found nothing under the key.
@@ -30,18 +31,19 @@ impl std::error::Error for NotFound {}
 /// A read-only view of an informer's store.
 #[derive(Clone, Debug)]
 pub struct Lister {
-    indexer: Indexer,
+    store: Store,
 }
 
 impl Lister {
-    /// A lister over `indexer`.
-    pub fn new(indexer: Indexer) -> Self {
-        Lister { indexer }
+    /// A lister over `store` (an informer's [`store`](super::SharedIndexInformer::store),
+    /// or [`Indexer::reader`](super::Indexer::reader) of a store of your own).
+    pub fn new(store: Store) -> Self {
+        Lister { store }
     }
 
     /// The underlying store.
-    pub fn indexer(&self) -> &Indexer {
-        &self.indexer
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Every object matching `selector` (LS: the empty selector matches all).
@@ -72,7 +74,7 @@ impl Lister {
         selector: &LabelSelector,
         mut f: impl FnMut(&KubeObject),
     ) {
-        let ix = &self.indexer;
+        let ix = &self.store.indexer;
         let mut probes: Vec<(String, String)> = Vec::new();
         let mut ns_covered = namespace.is_none();
         let mut all_covered = true;
@@ -134,7 +136,7 @@ impl Lister {
 
     /// The object under a cache key.
     pub fn get_by_key(&self, key: &str) -> Result<KubeObject, NotFound> {
-        self.indexer.get_by_key(key).ok_or_else(|| NotFound {
+        self.store.get_by_key(key).ok_or_else(|| NotFound {
             key: key.to_owned(),
         })
     }
@@ -148,6 +150,7 @@ impl Lister {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::Indexer;
     use serde_json::json;
 
     fn pod(ns: &str, name: &str, app: &str) -> KubeObject {
@@ -175,7 +178,7 @@ mod tests {
         ] {
             ix.add(pod(ns, n, app)).unwrap();
         }
-        let l = Lister::new(ix.clone());
+        let l = Lister::new(ix.reader());
         let web = LabelSelector::parse("app=web").unwrap();
         let everything = LabelSelector::default();
         assert_eq!(names(l.list(&everything)).len(), 4);
@@ -199,7 +202,7 @@ mod tests {
     fn ls_get_returns_typed_not_found() {
         let ix = Indexer::with_namespace_index();
         ix.add(pod("a", "1", "web")).unwrap();
-        let l = Lister::new(ix);
+        let l = Lister::new(ix.reader());
         assert_eq!(l.get(Some("a"), "1").unwrap().name(), "1");
         assert_eq!(
             l.get(Some("a"), "nope").unwrap_err(),

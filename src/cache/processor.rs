@@ -219,7 +219,7 @@ impl Listener {
 }
 
 /// client-go's `determineResyncPeriod` (SI-07).
-pub fn effective_resync_period(requested: Duration, check: Duration) -> Duration {
+pub(crate) fn effective_resync_period(requested: Duration, check: Duration) -> Duration {
     if requested.is_zero() || check.is_zero() {
         Duration::ZERO
     } else {
@@ -507,15 +507,8 @@ impl Registration {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use crate::rest::fixtures::obj;
     use crate::rt::{run_until_stalled, FakeClock};
-    use serde_json::json;
-
-    fn obj(name: &str, rv: u64) -> KubeObject {
-        KubeObject::from_value(
-            &json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}}),
-        )
-        .unwrap()
-    }
 
     fn recorder(log: Rc<RefCell<Vec<String>>>) -> Handler {
         Rc::new(move |n| {

@@ -2,7 +2,7 @@
 //! then watching from the list's resourceVersion, and recovering from every
 //! way a watch can end.
 //!
-//! Recovery rules (client-go's, IDs from the behaviour specification):
+//! Recovery rules (client-go's, IDs defined in `docs/behaviours.md`):
 //!
 //! | what happened | what the reflector does |
 //! |---|---|
@@ -63,7 +63,8 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt;
 
-pub use backoff::{BackoffManager, BackoffOptions};
+pub(crate) use backoff::BackoffManager;
+pub use backoff::{DEFAULT_BACKOFF_RESET, DEFAULT_REFLECTOR_BACKOFF};
 
 use super::delta_fifo::DeltaFifo;
 use super::delta_fifo::{describe, SkippedObject};
@@ -71,7 +72,7 @@ use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Failure, Phase, StatusCell, StatusError};
 use crate::rest::{Error, KubeObject, ListParams, OnItem, WatchEvent, WatchParams};
-use crate::rt::{Instant, Notify, Rng, SharedClock, Sleep};
+use crate::rt::{Backoff, Instant, Notify, Rng, SharedClock, Sleep};
 
 /// How a reflector behaves.
 #[derive(Clone, Debug)]
@@ -85,8 +86,11 @@ pub struct ReflectorOptions {
     pub min_watch_timeout: Duration,
     /// Periodic resync of the store into the queue while watching (RL-18).
     pub resync_period: Option<Duration>,
-    /// Backoff between attempts (RL-16).
-    pub backoff: BackoffOptions,
+    /// Backoff between attempts (RL-16; default [`DEFAULT_REFLECTOR_BACKOFF`]).
+    pub backoff: Backoff,
+    /// The backoff returns to its first step when this long has passed since
+    /// its previous reset (RL-16; default [`DEFAULT_BACKOFF_RESET`]).
+    pub backoff_reset: Duration,
     /// Stop reading the watch while the queue holds this many deltas (back-pressure).
     pub max_queued: usize,
     /// Start with a streaming watch-list instead of a paginated list.
@@ -105,7 +109,8 @@ impl Default for ReflectorOptions {
             page_size: None,
             min_watch_timeout: Duration::from_secs(300),
             resync_period: None,
-            backoff: BackoffOptions::default(),
+            backoff: DEFAULT_REFLECTOR_BACKOFF,
+            backoff_reset: DEFAULT_BACKOFF_RESET,
             max_queued: 2000,
             use_watch_list: false,
             max_internal_error_retry: Duration::ZERO,
@@ -183,7 +188,7 @@ pub struct Reflector {
 }
 
 /// client-go's `isTooLargeResourceVersionError` (RL-06).
-pub fn is_too_large_resource_version(e: &Error) -> bool {
+pub(crate) fn is_too_large_resource_version(e: &Error) -> bool {
     const PHRASE: &str = "Too large resource version";
     let Some(a) = e.api() else { return false };
     let causes = a
@@ -237,12 +242,14 @@ impl Reflector {
     }
 
     /// Receive the errors that end a cycle (RL-17).
+    #[must_use]
     pub fn with_error_handler(mut self, h: Option<WatchErrorHandler>) -> Self {
         self.on_error = h;
         self
     }
 
     /// Gate each periodic resync (RL-18; the informer asks its listeners, SI-08).
+    #[must_use]
     pub fn with_should_resync(mut self, f: Option<ShouldResync>) -> Self {
         self.should_resync = f;
         self
@@ -250,6 +257,7 @@ impl Reflector {
 
     /// Call `f` after every `Replace` into the queue (an empty list leaves
     /// nothing to pop, so the consumer learns of the sync this way).
+    #[must_use]
     pub fn with_on_replace(mut self, f: Option<Rc<dyn Fn()>>) -> Self {
         self.on_replace = f;
         self
@@ -401,7 +409,12 @@ impl Reflector {
 
     async fn run_from(self: Rc<Self>, resume: bool) {
         let seed = self.rng.borrow_mut().next_u64();
-        let mut backoff = BackoffManager::new(self.opts.backoff.clone(), self.clock.clone(), seed);
+        let mut backoff = BackoffManager::new(
+            self.opts.backoff,
+            self.opts.backoff_reset,
+            self.clock.clone(),
+            seed,
+        );
         let mut first = true;
         let mut watch_only = resume && !self.last_sync_resource_version().is_empty();
         loop {
@@ -435,7 +448,7 @@ impl Reflector {
 
     /// One list-and-watch cycle. `Ok` = end quietly (backoff, relist);
     /// `Err` = report, backoff, relist.
-    pub async fn list_and_watch(&self, backoff: &mut BackoffManager) -> Result<(), Error> {
+    pub(crate) async fn list_and_watch(&self, backoff: &mut BackoffManager) -> Result<(), Error> {
         let mut pending: Option<EventStream> = None;
         let try_watch_list = self.opts.use_watch_list
             && self.lw.supports_watch_list()

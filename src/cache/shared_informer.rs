@@ -21,69 +21,8 @@
 //!   handlers that are due (SI-09).
 //! * Handler failures: see `processor.rs` (the JS layer catches exceptions).
 //!
-//! ## Behaviour coverage (IDs of the client-go behaviour specification)
-//!
-//! Tests live beside the code: `reflector/tests.rs` (R), `shared_informer/tests.rs`
-//! (S), `controller.rs` (C), `processor.rs` (P), `reflector/backoff.rs` (B),
-//! `factory.rs` (F), `status.rs`; the wasm suite `tests/wasm_informer.rs` (W)
-//! runs the consistency property against the sim in Node and Chromium.
-//!
-//! | ID | test |
-//! |---|---|
-//! | RL-01 | R `rl_01_watch_list_only_when_enabled_and_supported` |
-//! | RL-02 | R `rl_02_initial_list_replaces_then_watches_from_the_list_rv_with_bookmarks` |
-//! | RL-03 | R `rl_03_relist_uses_the_last_rv_unpaginated` |
-//! | RL-04 | R `rl_04_explicit_page_size_always_paginates`, `rl_04_a_paginated_rv0_list_makes_relists_paginate` |
-//! | RL-05 | R `rl_05_expired_or_too_large_list_retries_at_once_with_empty_rv` |
-//! | RL-06 | R `rl_06_too_large_resource_version_recognition` |
-//! | RL-07 | R `rl_07_expired_continue_token_falls_back_to_one_full_list_at_the_original_rv` |
-//! | RL-08 | R `rl_08_watch_timeout_is_random_in_min_to_twice_min` |
-//! | RL-09 | R `rl_09_events_are_applied_and_foreign_kinds_skipped_without_moving_the_rv` |
-//! | RL-10 | R `rl_09_…` (last event wins), `rl_10_bookmarks_move_the_rv_and_watch_from_zero_tracks_after_first_non_added` |
-//! | RL-11 | R `rl_11_normal_close_rewatches_at_once_from_the_last_rv` (also dropped connection, idle watchdog) |
-//! | RL-12 | R `rl_12_very_short_watch_backs_off_then_relists` |
-//! | RL-13 | R `rl_13_gone_during_watch_relists_after_backoff_and_keeps_the_rest`, `rl_13_too_many_requests_during_a_watch_rewatches_without_relist` |
-//! | RL-14 | R `rl_14_429_opening_a_watch_waits_one_step_and_never_relists`, `rl_14_network_error_opening_a_watch_retries_but_other_errors_relist_via_the_handler` |
-//! | RL-15 | R `rl_15_internal_error_window` |
-//! | RL-16 | B `rl_16_*` (steps, jitter, cap, reset since the previous reset, custom backoff) |
-//! | RL-17 | R `rl_17_list_failures_reach_the_handler_and_retry_after_backoff` |
-//! | RL-18 | R `rl_18_resync_timer_runs_while_watching_and_asks_first`; S `si_08_09_*` |
-//! | RL-19 | R `rl_19_stop_before_start_issues_nothing_and_stop_during_watch_drops_it`; S `stop_leaves_no_fetch_timer_or_task_behind`; W (open watches back to before, no timer fires) |
-//! | RL-20/21 | R `rl_20_21_watch_list_fills_a_temporary_store_then_continues_the_same_stream`, `rl_21_an_end_bookmark_annotated_false_does_not_count`; W (watch-list informer) |
-//! | RL-22 | R `rl_22_watch_list_rv_comes_only_from_non_added_events` |
-//! | RL-23 | R `rl_23_watch_list_rejection_falls_back_to_list_and_watch_for_good`, `rl_23_watch_list_retries_429_and_restarts_after_an_early_close`, `rl_23_very_short_watch_list_falls_back_within_the_cycle` |
-//! | RL-24 | R `rl_24_a_table_list_is_rejected`; Table watch objects skipped by `wrong_kind` |
-//! | PG-01..04 | `api::tests::pg_01_to_04_pager_rules` (pager); the reflector's own paging: R `rl_04_*`, `rl_07_*` |
-//! | PG-05 | not used: the reflector needs every page before one `Replace` |
-//! | CT-01 | C `ct_01_add_vs_update_by_presence_and_store_written_first` |
-//! | CT-02 | C `ct_02_update_old_is_whatever_the_cache_held` |
-//! | CT-03 | C `ct_03_si_17_relist_deletions_are_tombstones_with_the_cached_object`; S `si_17_ct_03_*` |
-//! | CT-04 | C `ct_04_resync_delivers_update_of_the_same_object` |
-//! | CT-05 | R `rl_10_*` (bookmark moves the RV, writes no object) |
-//! | CT-06 | DeltaFIFO pipeline: per-key pops, no multi-key transactions (see `controller.rs`) |
-//! | CT-07 | C `ct_07_failed_item_is_dropped_and_the_loop_continues` |
-//! | CT-08 | C `ct_08_initial_list_adds_are_flagged_later_ones_are_not`; S `si_09_ct_08_*` |
-//! | CT-09 | S `si_15_ct_09_transform_before_caching_once_and_setters_only_before_start` |
-//! | CT-10 | policy: Rust handlers must not panic (a wasm panic aborts); the JS layer catches exceptions |
-//! | CT-11 | filtering handlers are the binding layer's (scoped views) |
-//! | CT-12 | C `ct_12_has_synced_delegates_to_the_queue_and_turns_are_bounded`; S `si_01_02_*` (last sync RV) |
-//! | SI-01/02 | S `si_01_02_handlers_before_start_get_initial_adds_then_live_events_and_indexers_work` |
-//! | SI-03/04 | S `si_03_04_late_handler_gets_the_cache_first_atomically_and_its_own_sync`, `si_04_registration_syncs_only_after_its_async_handler_returned` |
-//! | SI-05 | S `si_05_has_synced_survives_relists`, `si_04_*` |
-//! | SI-06 | S `si_06_a_slow_async_handler_does_not_delay_the_others_or_the_cache` |
-//! | SI-07 | S `si_07_resync_check_period_rules`; P `si_07_effective_periods_and_check_period_lowering` |
-//! | SI-08/09 | S `si_08_09_per_handler_resync_reaches_only_due_handlers`, `si_09_ct_08_*`; P `si_08_09_only_due_listeners_get_sync_updates` |
-//! | SI-10 | P `si_10_events_before_run_are_held_then_delivered_in_order` |
-//! | SI-11/13 | S `si_11_13_remove_is_idempotent_and_double_registration_is_independent` |
-//! | SI-12 | S `si_12_shut_down_waits_for_the_pump`; P `si_11_12_*` |
-//! | SI-14 | S `si_14_lifecycle_after_stop` |
-//! | SI-15 | S `si_15_ct_09_*`, `strip_managed_fields_and_metadata_only_transforms` |
-//! | SI-16 | deviation: no 1 s pause (see `processor.rs`) |
-//! | SI-17 | S `si_17_ct_03_watch_delete_passes_the_object_relist_delete_a_tombstone` (DeltaFIFO drops a DELETE of a never-cached key, DF-03) |
-//! | SI-18 | S `si_18_wait_for_cache_sync_is_event_driven_and_false_when_stopped`; F `factory_start_wait_and_shutdown` |
-//! | status | S `status_reports_phase_counts_and_errors_with_notifications`; R `list_progress_reports_remaining_item_count_totals` |
-//! | back-pressure | R `back_pressure_stops_reading_the_watch_until_the_queue_drains` |
-//! | consistency | S `consistency_under_a_random_script_store_and_handler_map_match_the_model` (20 seeds); W (20 seeds against the sim) |
+//! The behaviour IDs used here (RL, CT, SI, PG) are defined, with the tests
+//! that check each one, in `docs/behaviours.md`.
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
@@ -94,14 +33,17 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
-use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects, Transformer};
+use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
 use super::keys::DeltaObject;
 use super::list_watch::ListerWatcher;
+use super::lister::Lister;
 use super::processor::{
     Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
 };
+use super::reader::Store;
 use super::reflector::{Reflector, ReflectorOptions, Seed, WatchErrorHandler};
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
+use super::store::Transformer;
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
@@ -121,8 +63,7 @@ pub struct InformerOptions {
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
-    /// The bound of each handler's backlog ([`DEFAULT_MAX_PENDING`] when
-    /// `None`; `Some(0)` = unbounded). While a handler is over it, the
+    /// The bound of each handler's backlog (1024 when `None`; `Some(0)` = unbounded). While a handler is over it, the
     /// informer stops applying the queue and reading the watch.
     pub max_pending: Option<usize>,
     /// Where a warm start comes from: called once at start; a stored copy
@@ -157,7 +98,14 @@ impl fmt::Display for InformerError {
     }
 }
 
-impl std::error::Error for InformerError {}
+impl std::error::Error for InformerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InformerError::Store(e) => Some(e),
+            InformerError::Stopped | InformerError::AlreadyStarted => None,
+        }
+    }
+}
 
 struct Inner {
     lw: Rc<dyn ListerWatcher>,
@@ -178,6 +126,64 @@ struct Inner {
 }
 
 /// A shared, indexed, self-updating cache of one resource. Clones share it.
+///
+/// It lists the resource, then watches it from the list's resourceVersion,
+/// applying every change to its [`store`](Self::store) and telling every
+/// registered [`Handler`] about it; on a broken watch it resumes or relists
+/// (client-go's `SharedIndexInformer`, on one thread).
+///
+/// # What a handler may assume
+///
+/// * **Order.** A handler sees the changes in the order the cache applied
+///   them, each once: for one object, in the order the server made them.
+///   Notifications from the initial list come first, flagged as such.
+/// * **The cache is at least as new.** When a handler runs, the store
+///   already holds the change it is told about, and may hold later ones
+///   (the handler runs after the write, on its own task). Read the store
+///   for the current state; use the notification for what changed.
+/// * **Deletes.** A `Delete` carries the deleted object, or a tombstone
+///   (its key and last known state) when the delete was missed while the
+///   watch was down and found by a relist.
+/// * **Resyncs.** With a resync period, a handler periodically gets an
+///   `Update` whose old and new objects have the same resourceVersion.
+/// * **Isolation.** Each handler has its own backlog and task: a handler
+///   that returns a future is not called again until it resolves, and
+///   delays no other handler and not the cache. A backlog over
+///   [`InformerOptions::max_pending`] pauses reading the watch; nothing is
+///   dropped.
+/// * **Late handlers.** A handler added after start gets the cached objects
+///   as adds, then every later change, with no gap and no duplicate; its
+///   [`Registration::has_synced`] turns true once that replay was delivered.
+/// * **Immutability.** Objects are shared, immutable handles: a handler can
+///   keep one, but cannot change what the cache holds.
+/// * **No panics.** A handler must not panic: in wasm a panic aborts the
+///   whole module.
+///
+/// # Example
+///
+/// ```no_run
+/// use std::rc::Rc;
+/// use kubewasm::cache::{wait_for_cache_sync, InformerError};
+/// use kubewasm::{LabelSelector, Notification, SharedIndexInformer};
+///
+/// async fn run(pods: SharedIndexInformer) -> Result<(), InformerError> {
+///     pods.add_event_handler(Rc::new(|n: Notification| {
+///         if let Notification::Update(old, new) = n {
+///             println!("{} {} -> {}", new.name(), old.resource_version(), new.resource_version());
+///         }
+///         None // or Some(future) for an async handler
+///     }))?;
+///     pods.start();
+///     if !wait_for_cache_sync(&[pods.clone()]).await {
+///         return Err(InformerError::Stopped);
+///     }
+///     let web = LabelSelector::parse("app=web").expect("a valid selector");
+///     for pod in pods.lister().list_in(Some("default"), &web) {
+///         println!("{}", pod.name());
+///     }
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone)]
 pub struct SharedIndexInformer {
     inner: Rc<Inner>,
@@ -234,13 +240,6 @@ pub fn metadata_only() -> Transformer {
     Rc::new(|obj: KubeObject| Ok(obj.metadata_only()))
 }
 
-/// Milliseconds (from JS) to a resync period; non-positive or non-finite = none.
-pub fn resync_period(ms: f64) -> Option<Duration> {
-    (ms.is_finite() && ms > 0.0)
-        .then(|| Duration::try_from_secs_f64(ms / 1000.0).ok())
-        .flatten()
-}
-
 impl SharedIndexInformer {
     /// An informer over any lister-watcher.
     pub fn new(lw: Rc<dyn ListerWatcher>, clock: SharedClock, opts: InformerOptions) -> Self {
@@ -270,9 +269,21 @@ impl SharedIndexInformer {
         }
     }
 
-    /// The store (SI-01: store and indexer are the same object). Listers
-    /// and snapshots read it; clones are cheap handles to the same data.
-    pub fn indexer(&self) -> &Indexer {
+    /// The cache, read-only: every read sees the latest state the informer
+    /// applied. Only the informer writes to it (see [`Store`]).
+    pub fn store(&self) -> Store {
+        self.inner.indexer.reader()
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister {
+        Lister::new(self.store())
+    }
+
+    /// The cache's write side (SI-01: store and indexer are the same
+    /// object), for the crate's own bindings.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn indexer(&self) -> &Indexer {
         &self.inner.indexer
     }
 

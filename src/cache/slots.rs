@@ -8,8 +8,8 @@
 
 use std::rc::Rc;
 
-use super::fx::FxHashMap;
 use crate::rest::KubeObject;
+use crate::rt::fx::FxHashMap;
 
 /// One stored object and its key.
 pub(crate) struct Slot {

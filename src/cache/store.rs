@@ -27,11 +27,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
-use super::fx::{FxHashMap, FxHashSet};
 use super::index::{Index, Kind, LabelMemo, Vals};
 use super::keys::{object_key, write_object_key, KeyError};
 use super::slots::Slots;
 use crate::rest::KubeObject;
+use crate::rt::fx::{FxHashMap, FxHashSet};
 
 /// Maps an object to the index values it is listed under (zero or more).
 pub type IndexFunc = Rc<dyn Fn(&KubeObject) -> Result<Vec<String>, String>>;
@@ -71,8 +71,11 @@ pub fn label_ns_index_name(label: &str) -> String {
     format!("label-ns:{label}")
 }
 
-/// A store-level transform (client-go's `WithTransformer`).
-pub type StoreTransformer = Rc<dyn Fn(KubeObject) -> Result<KubeObject, String>>;
+/// A transform applied once to each incoming object before it is kept
+/// (client-go's `TransformFunc`): by the DeltaFIFO before queueing (DF-14),
+/// by an [`Indexer`] built [`with_transformer`](Indexer::with_transformer)
+/// before storing. An `Err` skips the object with that message.
+pub type Transformer = Rc<dyn Fn(KubeObject) -> Result<KubeObject, String>>;
 
 /// Why a store operation failed. Nothing was changed when one is returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +122,14 @@ impl fmt::Display for StoreError {
     }
 }
 
-impl std::error::Error for StoreError {}
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Key(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl StoreError {
     /// A `Status`-style reason for reports: `Invalid` (no key),
@@ -181,7 +191,7 @@ struct Shared {
     state: RefCell<State>,
     /// Applied to every object on add, update and replace (ST-05). Apart from
     /// the state so that running it needs no state borrow.
-    transformer: RefCell<Option<StoreTransformer>>,
+    transformer: RefCell<Option<Transformer>>,
 }
 
 impl Default for Shared {
@@ -327,7 +337,8 @@ impl Indexer {
 
     /// A store whose objects pass through `transform` on add, update and
     /// replace — not on delete (ST-05).
-    pub fn with_transformer(self, transform: StoreTransformer) -> Self {
+    #[must_use]
+    pub fn with_transformer(self, transform: Transformer) -> Self {
         if let Ok(mut t) = self.inner.transformer.try_borrow_mut() {
             *t = Some(transform);
         }

@@ -26,10 +26,10 @@ use super::object::to_js;
 use super::options::{self, report};
 use super::persist::Persist;
 use crate::cache::{
-    metadata_only, resync_period, strip_managed_fields, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
-    Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
-    SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
+    metadata_only, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler, IndexFunc,
+    Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister, Notification,
+    ReflectorOptions, Registration, ResourceScope, SharedIndexInformer, SharedInformerFactory,
+    Transformer, WeakInformerFactory,
 };
 use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
@@ -962,13 +962,13 @@ impl InformerFactory {
             reflector: ReflectorOptions::default(),
             ..Default::default()
         };
-        io.reflector.resync_period = shape.resync_ms.and_then(resync_period);
+        io.reflector.resync_period = shape.resync_ms.and_then(options::resync_period);
         let bo = &mut io.reflector.backoff;
         if let Some(ms) = shape.backoff_initial_ms {
             bo.initial = options::millis(ms);
         }
         if let Some(ms) = shape.backoff_cap_ms {
-            bo.cap = options::millis(ms);
+            bo.max = options::millis(ms);
         }
         io.max_pending = shape.max_backlog.map(|n| n.min(u32::MAX as f64) as usize);
         let user = shape.transform.clone().map(js_transform);
@@ -1375,7 +1375,7 @@ impl Informer {
     /// A lister over the cache.
     pub fn lister(&self) -> Lister {
         Lister {
-            lister: RustLister::new(self.state.inf.indexer().clone()),
+            lister: self.state.inf.lister(),
             _hold: Hold::new(&self.state),
         }
     }
@@ -1478,7 +1478,7 @@ impl ScopedView {
                 return e.array.clone();
             }
         }
-        let lister = RustLister::new(self.state.inf.indexer().clone());
+        let lister = self.state.inf.lister();
         let mut objs = Vec::new();
         lister.for_each_in(self.namespace.as_deref(), &self.selector, |o| {
             if self.fields.is_empty() || self.fields.matches(o) {
@@ -1568,7 +1568,7 @@ impl Lister {
     pub fn by_index(&self, index_name: String, value: String) -> Result<Array, JsValue> {
         let objs = self
             .lister
-            .indexer()
+            .store()
             .by_index(&index_name, &value)
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         Ok(objs.iter().map(to_js).collect())

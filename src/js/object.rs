@@ -6,12 +6,12 @@
 //! `JSON.parse`: a handler that reads `metadata` never pays for `spec` and
 //! `status`, and an object that stays in the cache does not hold a second
 //! copy of its text in the JS heap. The JS object is kept in the version's
-//! attachment slot, so every later read of that version returns the same
+//! extension slot, so every later read of that version returns the same
 //! object (stable identity for React memoization).
 //!
 //! Lifetimes: the JS object finds its version through a numbered registry of
 //! weak handles, so it never keeps the version alive (that would be a cycle
-//! through the attachment). When the version is released (replaced or
+//! through the extension). When the version is released (replaced or
 //! deleted in the cache, and nothing in Rust holds it) the JS object may
 //! still be held by the app, so it receives the text of the members it has
 //! not parsed yet.
@@ -21,8 +21,8 @@ use std::cell::{Cell, RefCell};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use crate::cache::fx::FxHashMap;
-use crate::rest::{Attachment, KubeObject, WeakKubeObject};
+use crate::rest::{Extension, KubeObject, WeakKubeObject};
+use crate::rt::fx::FxHashMap;
 
 thread_local! {
     /// Versions that have a lazy JS object, by the id the object carries.
@@ -41,14 +41,14 @@ struct Live {
     fetched: Cell<u64>,
 }
 
-/// The attachment stored on a cached object: its JS object, and the id under
+/// The extension stored on a cached object: its JS object, and the id under
 /// which the object finds its version (0: the object is fully parsed).
 struct Materialized {
     obj: JsValue,
     id: u64,
 }
 
-impl Attachment for Materialized {
+impl Extension for Materialized {
     fn released(&self, raw: &[u8], layout: &[u32]) {
         if self.id == 0 {
             return;
@@ -92,7 +92,7 @@ impl Attachment for Materialized {
 
 /// The JS object for this object version (built on first use).
 pub fn to_js(obj: &KubeObject) -> JsValue {
-    match obj.attachment(|| materialize(obj)) {
+    match obj.extension(|| materialize(obj)) {
         Some(m) => m.obj.clone(),
         // The slot holds something else (not done by this crate): build anew.
         None => parse_frozen_js(obj.raw_str()).unwrap_or(JsValue::NULL),

@@ -56,6 +56,13 @@ pub fn millis(ms: f64) -> std::time::Duration {
     std::time::Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 1e9))
 }
 
+/// A resync period in milliseconds; non-positive or non-finite = none.
+pub fn resync_period(ms: f64) -> Option<std::time::Duration> {
+    (ms.is_finite() && ms > 0.0)
+        .then(|| std::time::Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .flatten()
+}
+
 /// Report an error the library cannot throw (it happened inside a callback):
 /// to `console.error`, which every host has.
 pub fn report(context: &str, err: &JsValue) {

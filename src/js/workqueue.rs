@@ -10,6 +10,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::options::{self, millis, report};
 use crate::rt::real_clock;
+use crate::workqueue::WorkQueue as _;
 use crate::workqueue::{
     bucket_upper_bounds, BucketRateLimiter, DurationSummary, ItemExponentialRateLimiter,
     MaxOfRateLimiter, QueueConfig, QueueMetrics, RateLimitingQueue, Reconciled, SharedRateLimiter,

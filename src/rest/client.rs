@@ -53,6 +53,32 @@ impl Response {
 }
 
 /// A Kubernetes REST client. Cheap to clone (shared inside); single-threaded.
+///
+/// Built from a [`Config`] with `Client::new` in wasm (requests go through
+/// the global `fetch`), or over any [`Transport`](super::Transport) with
+/// [`with_transport`](Self::with_transport).
+///
+/// ```no_run
+/// use kubewasm::rest::Request;
+/// use kubewasm::{Client, Error, ListParams};
+///
+/// async fn first_pods(client: &Client) -> Result<(), Error> {
+///     let params = ListParams {
+///         limit: Some(50),
+///         ..Default::default()
+///     };
+///     let req = Request::get()
+///         .core()
+///         .namespace("default")
+///         .resource("pods")
+///         .list_params(&params);
+///     let page = client.send_list(&req).await?;
+///     for pod in &page.items {
+///         println!("{} at {}", pod.name(), pod.resource_version());
+///     }
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone)]
 pub struct Client(Rc<Inner>);
 
@@ -116,8 +142,8 @@ impl Client {
         )
     }
 
-    /// A client over any transport and clock (tests use
-    /// [`FakeTransport`](super::FakeTransport) and a `FakeClock`).
+    /// A client over any transport and clock (tests use the fake transport
+    /// and clock of the `testing` feature).
     pub fn with_transport(
         config: Config,
         transport: Rc<dyn Transport>,

@@ -8,6 +8,7 @@ use futures::future::LocalBoxFuture;
 
 use super::watch_transport::WatchTransportMode;
 use super::Error;
+use crate::rt::Backoff;
 
 /// Supplies a bearer token per request, so rotated tokens (OIDC refresh, a
 /// dashboard backend handing out short-lived tokens) are picked up without
@@ -98,45 +99,17 @@ impl Default for RateLimit {
     }
 }
 
-/// Capped exponential backoff with jitter between retries when the server
-/// gave no `Retry-After`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
-    /// The first wait.
-    pub initial: Duration,
-    /// Multiplier per retry.
-    pub factor: f64,
-    /// Upper bound of a wait (before jitter).
-    pub max: Duration,
-    /// Up to this fraction of the wait is added at random (0.0–1.0).
-    pub jitter: f64,
-}
-
-impl Default for Backoff {
-    /// 200 ms doubling to 2 s, +0–20 % jitter: ten retries span about 15 s,
-    /// close to client-go's ten 1 s waits, so a dead server or a CORS
-    /// misconfiguration (both look like network errors) is reported within
-    /// seconds, while a blip is retried quickly.
-    fn default() -> Self {
-        Backoff {
-            initial: Duration::from_millis(200),
-            factor: 2.0,
-            max: Duration::from_secs(2),
-            jitter: 0.2,
-        }
-    }
-}
-
-impl Backoff {
-    /// The wait before retry number `attempt` (0-based), given a random
-    /// `r` in `[0, 1)`.
-    pub fn delay(&self, attempt: u32, r: f64) -> Duration {
-        let base = self.initial.as_secs_f64() * self.factor.max(1.0).powi(attempt.min(64) as i32);
-        let capped = base.min(self.max.as_secs_f64()).max(0.0);
-        let jitter = capped * self.jitter.clamp(0.0, 1.0) * r.clamp(0.0, 1.0);
-        Duration::try_from_secs_f64(capped + jitter).unwrap_or(self.max)
-    }
-}
+/// The REST client's retry backoff when the server gave no `Retry-After`:
+/// 200 ms doubling to 2 s, +0–20 % jitter. Ten retries span about 15 s,
+/// close to client-go's ten 1 s waits, so a dead server or a CORS
+/// misconfiguration (both look like network errors) is reported within
+/// seconds, while a blip is retried quickly.
+pub const DEFAULT_RETRY_BACKOFF: Backoff = Backoff {
+    initial: Duration::from_millis(200),
+    factor: 2.0,
+    max: Duration::from_secs(2),
+    jitter: 0.2,
+};
 
 /// The default [`Config::max_response_bytes`]: 512 MiB.
 ///
@@ -176,7 +149,8 @@ pub struct Config {
     pub rate_limit: Option<RateLimit>,
     /// How many times an idempotent request is retried (client-go: 10).
     pub max_retries: u32,
-    /// Backoff between retries without `Retry-After`.
+    /// Backoff between retries without `Retry-After` (default
+    /// [`DEFAULT_RETRY_BACKOFF`]).
     pub backoff: Backoff,
     /// A watch that receives no bytes for this long ends with a timeout
     /// error, so a dead connection never hangs an informer. Default 11 min:
@@ -220,7 +194,7 @@ impl Config {
             credentials: CredentialsMode::default(),
             rate_limit: Some(RateLimit::default()),
             max_retries: 10,
-            backoff: Backoff::default(),
+            backoff: DEFAULT_RETRY_BACKOFF,
             watch_idle_timeout: Some(Duration::from_secs(11 * 60)),
             max_line_bytes: 16 * 1024 * 1024,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
@@ -231,18 +205,21 @@ impl Config {
     }
 
     /// Set a fixed bearer token.
+    #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.auth = Auth::Bearer(token.into());
         self
     }
 
     /// Set a per-request token provider.
+    #[must_use]
     pub fn token_provider(mut self, p: impl TokenProvider + 'static) -> Self {
         self.auth = Auth::provider(p);
         self
     }
 
     /// Add a header to every request.
+    #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -402,27 +379,13 @@ mod tests {
     }
 
     #[test]
-    fn rc_04_backoff_is_capped_exponential_with_jitter() {
-        let b = Backoff {
-            initial: Duration::from_secs(1),
-            factor: 2.0,
-            max: Duration::from_secs(30),
-            jitter: 0.2,
-        };
-        assert_eq!(b.delay(0, 0.0), Duration::from_secs(1));
-        assert_eq!(b.delay(3, 0.0), Duration::from_secs(8));
-        assert_eq!(b.delay(10, 0.0), Duration::from_secs(30));
-        assert_eq!(b.delay(1000, 0.0), Duration::from_secs(30));
-        assert_eq!(b.delay(0, 0.5), Duration::from_millis(1100));
-        let d = Backoff::default();
+    fn rc_04_default_retry_backoff_spans_about_fifteen_seconds() {
+        let d = DEFAULT_RETRY_BACKOFF;
         let total: Duration = (0..10).map(|i| d.delay(i, 0.0)).sum();
         assert_eq!(
             total,
             Duration::from_millis(200 + 400 + 800 + 1600 + 6 * 2000)
         );
-        assert_eq!(
-            b.delay(10, 0.999_999),
-            Duration::from_secs_f64(30.0 + 30.0 * 0.2 * 0.999_999)
-        );
+        assert_eq!(d.delay(9, 0.5), Duration::from_millis(2200));
     }
 }

@@ -3,8 +3,7 @@
 //! from the test, and inspect the requests that were made.
 //!
 //! ```
-//! use kubewasm::rest::{FakeResponse, FakeTransport, Transport};
-//! # use kubewasm::rest::{HttpRequest, Method, CredentialsMode};
+//! use kubewasm::testing::{FakeResponse, FakeTransport};
 //! let t = FakeTransport::new();
 //! t.push(FakeResponse::json(200, &serde_json::json!({"kind": "Pod"})));
 //! let (watch, tx) = FakeResponse::streaming(200);
@@ -75,6 +74,7 @@ impl FakeResponse {
     }
 
     /// Add a header.
+    #[must_use]
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers
             .push((name.to_ascii_lowercase(), value.to_string()));
@@ -82,12 +82,14 @@ impl FakeResponse {
     }
 
     /// The whole body as one chunk.
+    #[must_use]
     pub fn body(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.body = FakeBody::Chunks(vec![bytes.into()]);
         self
     }
 
     /// The body as the given chunks.
+    #[must_use]
     pub fn chunks(mut self, chunks: Vec<Vec<u8>>) -> Self {
         self.body = FakeBody::Chunks(chunks);
         self

@@ -55,11 +55,6 @@ impl LineFramer {
         }
     }
 
-    /// Bytes of an unfinished line held back.
-    pub fn buffered(&self) -> usize {
-        self.carry.len()
-    }
-
     /// Feed one chunk; `on_line` is called for every complete non-blank line
     /// (without its line ending). Stops at the first error (from `on_line` or
     /// [`Error::LineTooLong`]); the framer should then be discarded.

@@ -61,6 +61,7 @@ impl TokenBucket {
     }
 
     /// Tokens available now (may be negative while requests wait).
+    #[cfg(test)]
     pub fn available(&self) -> f64 {
         let now = self.clock.now();
         let st = self.state.borrow();

@@ -1,7 +1,6 @@
 //! LIST responses: the items as [`KubeObject`]s (each one copy of its bytes,
 //! metadata parsed, the rest validated) and the list metadata the pager and
 //! reflector need. Bodies are decoded as they stream in (`list_decoder.rs`).
-use super::list_decoder::ListDecoder;
 use super::object::KubeObject;
 use super::Error;
 
@@ -27,9 +26,10 @@ pub struct ObjectList {
 }
 
 /// Decode a whole LIST response body (a body that arrives in chunks is
-/// better fed to a [`ListDecoder`] as it comes).
+/// better fed to a `ListDecoder` as it comes).
+#[cfg(any(test, feature = "testing"))]
 pub fn decode_list(body: &[u8]) -> Result<ObjectList, Error> {
-    let mut d = ListDecoder::new();
+    let mut d = super::list_decoder::ListDecoder::new();
     d.feed(body.to_vec())?;
     d.finish()
 }

@@ -169,6 +169,7 @@ impl ListDecoder {
     }
 
     /// Items decoded so far.
+    #[cfg(test)]
     pub fn items_so_far(&self) -> usize {
         self.list.items.len()
     }

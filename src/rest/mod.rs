@@ -5,8 +5,8 @@
 //! * [`Config`] → [`Client`] (cheap to clone) sends [`Request`]s built with
 //!   the typed [`params`](ListParams) over a [`Transport`]: [`FetchTransport`]
 //!   in wasm, `JsTransport` over a JS object (the package's Node entry plugs
-//!   in its `node:http` one), [`FakeTransport`] in native tests of every
-//!   layer above.
+//!   in its `node:http` one), a scripted fake in tests (the `testing`
+//!   feature).
 //! * Responses: raw bytes, a [`KubeObject`], any serde type, an
 //!   [`ObjectList`] page, or a [`WatchStream`] of [`WatchEvent`]s, carried
 //!   by `fetch` or, beyond a per-origin budget in browsers, a WebSocket
@@ -22,6 +22,7 @@
 mod client;
 mod config;
 mod error;
+#[cfg(any(test, feature = "testing"))]
 mod fake_transport;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
@@ -42,35 +43,41 @@ mod watch_transport;
 mod websocket;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) mod fixtures;
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
-pub use client::{is_retryable_error, Client, Response};
+pub use client::{Client, Response};
 pub use config::{
-    Auth, Backoff, Config, CredentialsMode, RateLimit, TokenProvider, DEFAULT_MAX_RESPONSE_BYTES,
+    Auth, Config, CredentialsMode, RateLimit, TokenProvider, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_RETRY_BACKOFF,
 };
 pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
-pub use fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
-pub use framer::LineFramer;
 #[cfg(target_arch = "wasm32")]
 pub use js_transport::JsTransport;
-pub use limiter::TokenBucket;
-pub use list::{decode_list, ObjectList};
-pub use list_decoder::{ListDecoder, ListHooks, OnContinue, OnItem};
-pub use object::{
-    layout_member, Attachment, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject,
-};
+pub use list::ObjectList;
+pub use list_decoder::{ListHooks, OnContinue, OnItem};
+pub use object::{Extension, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject};
 pub use params::{
     DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,
 };
-pub use request::{encode_query_component, Method, Request};
+pub use request::{Method, Request};
 pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
-pub use watch::{
-    decode_event, EventDecoder, WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION,
-};
-pub use watch_transport::{
-    bearer_subprotocol, close_error, handshake_error, open_fetch_watches, origin_of, websocket_url,
-    TransportChoice, TransportReason, WatchTransport, WatchTransportMode, BEARER_PROTOCOL_PREFIX,
-    WATCH_SUBPROTOCOL,
-};
+pub use watch::{WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION};
+pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, WatchTransportMode};
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use fake_transport::{FakeResponse, FakeTransport};
+#[cfg(test)]
+pub(crate) use list::decode_list;
+
+/// The REST layer's test support (see [`crate::testing`]).
+#[cfg(feature = "testing")]
+pub(crate) mod testing {
+    pub use super::fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
+    pub use super::list::decode_list;
+    pub use super::watch::{decode_event, EventDecoder};
+    pub use super::watch_transport::{bearer_subprotocol, open_fetch_watches, origin_of};
+}

@@ -128,6 +128,7 @@ impl Request {
     /// Use a literal path (e.g. `/api`, `/apis`, `/version`) instead of the
     /// resource path; it is appended to the base URL as given (it must start
     /// with `/` and is not re-encoded).
+    #[must_use]
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.raw_path = Some(path.into());
         self
@@ -135,6 +136,7 @@ impl Request {
 
     /// Group and version: `("", "v1")` is the core API under `/api/v1`,
     /// anything else lives under `/apis/{group}/{version}`.
+    #[must_use]
     pub fn group_version(mut self, group: impl Into<String>, version: impl Into<String>) -> Self {
         self.group = group.into();
         self.version = version.into();
@@ -142,11 +144,13 @@ impl Request {
     }
 
     /// The core group (`/api/v1`), the default.
+    #[must_use]
     pub fn core(self) -> Self {
         self.group_version("", "v1")
     }
 
     /// The namespace (`None` or empty = cluster scope / all namespaces).
+    #[must_use]
     pub fn namespace(mut self, ns: impl Into<String>) -> Self {
         let ns = ns.into();
         self.namespace = (!ns.is_empty()).then_some(ns);
@@ -154,6 +158,7 @@ impl Request {
     }
 
     /// Like [`namespace`](Self::namespace) with an optional value.
+    #[must_use]
     pub fn namespace_opt(self, ns: Option<&str>) -> Self {
         match ns {
             Some(ns) => self.namespace(ns),
@@ -165,53 +170,62 @@ impl Request {
     }
 
     /// The resource (plural, lower case: `pods`, `deployments`, `widgets`).
+    #[must_use]
     pub fn resource(mut self, resource: impl Into<String>) -> Self {
         self.resource = Some(resource.into());
         self
     }
 
     /// The object name.
+    #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// A subresource (`status`, `scale`).
+    #[must_use]
     pub fn subresource(mut self, sub: impl Into<String>) -> Self {
         self.subresource = Some(sub.into());
         self
     }
 
     /// Add one query parameter (appended, in order).
+    #[must_use]
     pub fn query(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.query.push((key.into(), value.into()));
         self
     }
 
     /// Add several query parameters.
+    #[must_use]
     pub fn query_pairs(mut self, pairs: impl IntoIterator<Item = (String, String)>) -> Self {
         self.query.extend(pairs);
         self
     }
 
     /// LIST parameters.
+    #[must_use]
     pub fn list_params(self, p: &ListParams) -> Self {
         self.query_pairs(p.to_query())
     }
 
     /// WATCH parameters; also marks the request as a watch (`watch=true`).
+    #[must_use]
     pub fn watch_params(mut self, p: &WatchParams) -> Self {
         self.watch = true;
         self.query_pairs(p.to_query())
     }
 
     /// Create/replace parameters.
+    #[must_use]
     pub fn post_params(self, p: &PostParams) -> Self {
         self.query_pairs(p.to_query())
     }
 
     /// Patch parameters and body type (sets the patch `Content-Type`); a
     /// server-side apply without field manager makes the request invalid.
+    #[must_use]
     pub fn patch_params(mut self, p: &PatchParams, patch: PatchType) -> Self {
         if let Err(e) = p.validate(patch) {
             self.error = Some(e.to_string());
@@ -221,18 +235,21 @@ impl Request {
     }
 
     /// Delete parameters.
+    #[must_use]
     pub fn delete_params(self, p: &DeleteParams) -> Self {
         self.query_pairs(p.to_query())
     }
 
     /// Mark as a watch: `watch=true` is added and the response is read as a
     /// stream of events (see [`Client::watch`](super::Client::watch)).
+    #[must_use]
     pub fn watch(mut self) -> Self {
         self.watch = true;
         self
     }
 
     /// An extra header for this request only.
+    #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -252,6 +269,7 @@ impl Request {
     }
 
     /// A body of raw bytes with its content type.
+    #[must_use]
     pub fn body(mut self, bytes: impl Into<Rc<[u8]>>, content_type: impl Into<String>) -> Self {
         self.body = Some(bytes.into());
         self.content_type = Some(content_type.into());
@@ -260,18 +278,21 @@ impl Request {
 
     /// Allow retries of this request even though its method is not
     /// idempotent (POST/PUT/PATCH/DELETE are never retried otherwise).
+    #[must_use]
     pub fn retry_non_idempotent(mut self, yes: bool) -> Self {
         self.retry_non_idempotent = yes;
         self
     }
 
     /// Override the configured request timeout for this request.
+    #[must_use]
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
     }
 
     /// Override the configured watch idle timeout for this watch.
+    #[must_use]
     pub fn idle_timeout(mut self, d: Duration) -> Self {
         self.idle_timeout = Some(d);
         self

@@ -182,11 +182,6 @@ impl EventDecoder {
     pub fn next_event(&mut self) -> Option<Result<WatchEvent, Error>> {
         self.events.pop_front()
     }
-
-    /// Decoded events not yet taken.
-    pub fn pending(&self) -> usize {
-        self.events.len()
-    }
 }
 
 /// A watch as a stream of events. Ends after a clean close or after the

@@ -285,6 +285,7 @@ pub fn origin_of(url: &str) -> String {
 }
 
 /// The `ws(s)://` form of an absolute `http(s)://` URL; `None` for a path.
+#[cfg(any(target_arch = "wasm32", test))]
 pub fn websocket_url(url: &str) -> Option<String> {
     for (http, ws) in [("https://", "wss://"), ("http://", "ws://")] {
         if url
@@ -324,6 +325,7 @@ pub fn bearer_subprotocol(token: &str) -> String {
 }
 
 /// How a close ends the stream: `None` for a clean end, else the error.
+#[cfg(any(target_arch = "wasm32", test))]
 pub fn close_error(code: u16, reason: &str, was_clean: bool) -> Option<Error> {
     let what = match code {
         1000 | 1001 => return None,
@@ -350,6 +352,7 @@ pub fn close_error(code: u16, reason: &str, was_clean: bool) -> Option<Error> {
 }
 
 /// The error of a handshake that failed before the socket opened.
+#[cfg(any(target_arch = "wasm32", test))]
 pub fn handshake_error(url: &str) -> Error {
     Error::network(format!(
         "WebSocket handshake to {url} failed (the host does not say why: a refused upgrade, \

@@ -9,7 +9,7 @@ use super::Instant;
 pub type Sleep = Pin<Box<dyn Future<Output = ()>>>;
 
 /// Monotonic time and timers. Every time-based component takes a [`SharedClock`]
-/// so tests can substitute a [`FakeClock`](super::FakeClock).
+/// so tests can substitute a fake clock (the `testing` feature).
 pub trait Clock {
     /// The current instant on this clock's monotonic timeline.
     fn now(&self) -> Instant;

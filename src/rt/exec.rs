@@ -27,7 +27,8 @@ impl TaskHandle {
 /// Spawn a future on the local (single-threaded) executor.
 ///
 /// In wasm this is the JS microtask queue via `wasm-bindgen-futures`; natively it
-/// is a thread-local pool driven by [`run_until_stalled`] / [`block_on`].
+/// is a thread-local pool driven by [`block_on`] (and, in tests,
+/// `run_until_stalled`).
 pub fn spawn_local<F>(fut: F) -> TaskHandle
 where
     F: Future<Output = ()> + 'static,
@@ -104,6 +105,7 @@ mod platform {
         YieldOnce(false).await
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn run_until_stalled() {
         POOL.with(|p| p.borrow_mut().run_until_stalled());
     }
@@ -115,7 +117,7 @@ mod platform {
 
 /// Run every spawned task on this thread until none can make progress (native
 /// tests only). Must not be called from inside a task.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "testing")))]
 pub fn run_until_stalled() {
     platform::run_until_stalled()
 }

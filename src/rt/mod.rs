@@ -4,29 +4,50 @@
 //!
 //! * [`Clock`] / [`SharedClock`]: `now()` and timers. [`real_clock`] uses
 //!   `performance.now()` and `setTimeout` in wasm (never `window`, so it works in
-//!   pages, workers, Node and edge runtimes); [`FakeClock`] only moves when a test
-//!   advances it.
+//!   pages, workers, Node and edge runtimes); a fake clock (the `testing`
+//!   feature) only moves when a test advances it.
 //! * [`spawn_local`] / [`yield_now`]: tasks on the single-threaded executor.
-//!   Natively the executor is a thread-local pool that tests drive with
-//!   [`run_until_stalled`] or [`block_on`].
-//! * [`Notify`]: a single-threaded "something changed" signal.
-//! * [`Rng`]: a small seedable generator for jitter (no OS entropy needed in wasm).
-//! * [`reserve_heap`]: grow wasm memory in one step before a large decode.
+//!   Natively the executor is a thread-local pool that [`block_on`] drives.
+//! * [`Backoff`]: the one exponential backoff shape (request retries and the
+//!   reflector's relist backoff).
+//!
+//! Crate-internal: a single-threaded "something changed" signal, a seedable
+//! generator for jitter (no OS entropy needed in wasm), a fast hasher for the
+//! cache's maps, and growing wasm memory in one step before a large decode.
 
+mod backoff;
 mod clock;
 mod exec;
+#[cfg(any(test, feature = "testing"))]
 mod fake_clock;
+pub(crate) mod fx;
 mod heap;
 mod notify;
 mod rand;
 mod time;
 
+pub use backoff::Backoff;
 pub use clock::{real_clock, Clock, SharedClock, Sleep};
 #[cfg(not(target_arch = "wasm32"))]
-pub use exec::{block_on, run_until_stalled};
+pub use exec::block_on;
 pub use exec::{spawn_local, yield_now, TaskHandle};
-pub use fake_clock::FakeClock;
-pub use heap::reserve_heap;
-pub use notify::{Notified, Notify};
-pub use rand::{random_f64, seed_thread_rng, Rng};
 pub use time::Instant;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use exec::run_until_stalled;
+#[cfg(test)]
+pub(crate) use fake_clock::FakeClock;
+pub(crate) use heap::reserve_heap;
+pub(crate) use notify::{Notified, Notify};
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use rand::seed_thread_rng;
+pub(crate) use rand::{random_f64, Rng};
+
+/// The runtime's test support (see [`crate::testing`]).
+#[cfg(feature = "testing")]
+pub(crate) mod testing {
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use super::exec::run_until_stalled;
+    pub use super::fake_clock::FakeClock;
+    pub use super::rand::{seed_thread_rng, Rng};
+}

@@ -18,12 +18,12 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::Hash;
-use std::ops::Deref;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use futures::future::select;
 
+use super::interface::WorkQueue;
 use super::metrics::QueueMetrics;
 use super::queue::{Queue, QueueConfig, WeakQueue};
 use crate::rt::{spawn_local, Instant, Notify, SharedClock, TaskHandle};
@@ -78,9 +78,9 @@ impl<T> Drop for DelayShared<T> {
     }
 }
 
-/// A [`Queue`] whose items can also be added with a delay. Derefs to the
-/// queue for `add`, `get`, `done`, `len` and shutdown. Cloning gives another
-/// handle to the same queue.
+/// A [`Queue`] whose items can also be added with a delay
+/// ([`add_after`](Self::add_after)); the queue operations come from
+/// [`WorkQueue`]. Cloning gives another handle to the same queue.
 ///
 /// Dropping the last `DelayingQueue` handle cancels the timer and with it the
 /// pending delayed adds, even if plain [`Queue`] clones are still alive.
@@ -98,10 +98,16 @@ impl<T> Clone for DelayingQueue<T> {
     }
 }
 
-impl<T> Deref for DelayingQueue<T> {
-    type Target = Queue<T>;
-    fn deref(&self) -> &Queue<T> {
+impl<T: Hash + Eq + Clone + 'static> WorkQueue<T> for DelayingQueue<T> {
+    fn queue(&self) -> &Queue<T> {
         &self.queue
+    }
+
+    /// A metrics snapshot, including the number of delayed items.
+    fn metrics(&self) -> QueueMetrics {
+        let mut m = self.queue.metrics();
+        m.delayed = self.delayed_len();
+        m
     }
 }
 
@@ -126,11 +132,6 @@ impl<T: Hash + Eq + Clone + 'static> DelayingQueue<T> {
                 wake: Notify::new(),
             }),
         }
-    }
-
-    /// The underlying queue handle.
-    pub fn queue(&self) -> &Queue<T> {
-        &self.queue
     }
 
     /// Add `item` once `d` has elapsed (DQ-01..04). A zero delay adds now; a
@@ -175,13 +176,6 @@ impl<T: Hash + Eq + Clone + 'static> DelayingQueue<T> {
     /// Number of items waiting for their delay to pass.
     pub fn delayed_len(&self) -> usize {
         self.delay.state.borrow().pending.len()
-    }
-
-    /// A metrics snapshot, including the number of delayed items.
-    pub fn metrics(&self) -> QueueMetrics {
-        let mut m = self.queue.metrics();
-        m.delayed = self.delayed_len();
-        m
     }
 
     /// Like [`Queue::watch_metrics`], with the delayed count filled in.

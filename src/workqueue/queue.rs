@@ -88,12 +88,14 @@ impl<T> QueueConfig<T> {
     }
 
     /// Turn latency/work-duration timings on or off.
+    #[must_use]
     pub fn timings(mut self, on: bool) -> Self {
         self.timings = on;
         self
     }
 
     /// Use a custom waiting order.
+    #[must_use]
     pub fn order(mut self, order: Box<dyn QueueOrder<T>>) -> Self {
         self.order = Some(order);
         self

@@ -1,17 +1,37 @@
 //! The rate-limited queue (client-go `util/workqueue/rate_limiting_queue.go`).
 
 use std::hash::Hash;
-use std::ops::Deref;
 use std::time::Duration;
 
 use super::delaying::DelayingQueue;
-use super::queue::QueueConfig;
+use super::interface::WorkQueue;
+use super::metrics::QueueMetrics;
+use super::queue::{Queue, QueueConfig};
 use super::rate_limiters::{default_controller_rate_limiter, SharedRateLimiter};
 use crate::rt::SharedClock;
 
 /// A [`DelayingQueue`] with a [`RateLimiter`](super::RateLimiter) deciding
-/// retry delays (RLM-07). Derefs to the delaying queue (and through it to the
-/// [`Queue`](super::Queue)). Cloning gives another handle to the same queue.
+/// retry delays (RLM-07); the queue operations come from [`WorkQueue`].
+/// Cloning gives another handle to the same queue.
+///
+/// ```
+/// use kubewasm::rt::{block_on, real_clock};
+/// use kubewasm::workqueue::{RateLimitingQueue, WorkQueue};
+///
+/// let queue = RateLimitingQueue::with_default_limiter(real_clock());
+/// queue.add("default/web-1".to_string());
+/// queue.add("default/web-1".to_string()); // still waiting: queued once
+/// assert_eq!(queue.len(), 1);
+/// block_on(async {
+///     let key = queue.get().await.expect("an item is waiting");
+///     // Reconcile `key`; on failure retry later with
+///     // `queue.add_rate_limited(key.clone())` instead of forgetting it.
+///     queue.forget(&key);
+///     queue.done(&key);
+/// });
+/// queue.shut_down();
+/// assert!(queue.is_empty());
+/// ```
 pub struct RateLimitingQueue<T> {
     delaying: DelayingQueue<T>,
     limiter: SharedRateLimiter<T>,
@@ -26,10 +46,13 @@ impl<T> Clone for RateLimitingQueue<T> {
     }
 }
 
-impl<T> Deref for RateLimitingQueue<T> {
-    type Target = DelayingQueue<T>;
-    fn deref(&self) -> &DelayingQueue<T> {
-        &self.delaying
+impl<T: Hash + Eq + Clone + 'static> WorkQueue<T> for RateLimitingQueue<T> {
+    fn queue(&self) -> &Queue<T> {
+        self.delaying.queue()
+    }
+
+    fn metrics(&self) -> QueueMetrics {
+        self.delaying.metrics()
     }
 }
 
@@ -72,6 +95,16 @@ impl<T: Hash + Eq + Clone + 'static> RateLimitingQueue<T> {
         let d = self.limiter.when(&item);
         self.delaying.add_after(item, d);
         d
+    }
+
+    /// Add `item` once `d` has elapsed (see [`DelayingQueue::add_after`]).
+    pub fn add_after(&self, item: T, d: Duration) {
+        self.delaying.add_after(item, d)
+    }
+
+    /// Number of items waiting for their delay to pass.
+    pub fn delayed_len(&self) -> usize {
+        self.delaying.delayed_len()
     }
 
     /// Reset the limiter's history for `item`. Does not touch queue membership:

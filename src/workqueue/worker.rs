@@ -24,6 +24,7 @@ use std::hash::Hash;
 use std::rc::Rc;
 use std::time::Duration;
 
+use super::interface::WorkQueue;
 use super::queue::Queue;
 use super::rate_limiting_queue::RateLimitingQueue;
 use crate::rt::{spawn_local, yield_now, Notify, TaskHandle};
@@ -74,6 +75,7 @@ impl<T, E> WorkerOptions<T, E> {
     }
 
     /// Set the error hook.
+    #[must_use]
     pub fn on_error(mut self, hook: impl Fn(&T, E) + 'static) -> Self {
         self.on_error = Some(Rc::new(hook));
         self

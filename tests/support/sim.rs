@@ -100,7 +100,7 @@ pub async fn sleep(ms: u64) {
 /// of churn steps with dropped watches or a compaction between them; then
 /// churn stops, faults clear and a last burst lands. Returns the fault.
 pub async fn fault_round(c: &Client, seed: u64, websocket: bool) -> Value {
-    let mut rng = kubewasm::rt::Rng::with_seed(seed);
+    let mut rng = kubewasm::testing::Rng::with_seed(seed);
     let faults = match rng.next_u64() % if websocket { 7 } else { 6 } {
         0 => json!({"splitChunks": true, "seed": seed}),
         1 => json!({"dropWatchesAfterEvents": 1 + rng.next_u64() % 5}),
@@ -148,10 +148,10 @@ pub fn fault_opts() -> kubewasm::cache::InformerOptions {
     use std::time::Duration;
     kubewasm::cache::InformerOptions {
         reflector: kubewasm::cache::ReflectorOptions {
-            backoff: kubewasm::cache::BackoffOptions {
+            backoff: kubewasm::Backoff {
                 initial: Duration::from_millis(50),
-                cap: Duration::from_millis(400),
-                ..Default::default()
+                max: Duration::from_millis(400),
+                ..kubewasm::cache::DEFAULT_REFLECTOR_BACKOFF
             },
             ..Default::default()
         },

@@ -12,19 +12,11 @@ use super::watch_list::watch_list_resource_version;
 use super::*;
 use crate::cache::controller::{process_deltas, DeltaHandler};
 use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
-use crate::cache::list_watch::{Call, ScriptedListerWatcher};
+use crate::cache::scripted::{Call, ScriptedListerWatcher};
 use crate::cache::store::Indexer;
-use crate::rest::{ObjectList, Status, StatusCause, StatusDetails};
+use crate::rest::fixtures::{obj, page};
+use crate::rest::{Status, StatusCause, StatusDetails};
 use crate::rt::{run_until_stalled, spawn_local, Clock, FakeClock, TaskHandle};
-
-pub(crate) fn obj(key: &str, rv: u64) -> KubeObject {
-    let (ns, name) = key.split_once('/').unwrap_or(("", key));
-    let mut meta = json!({"name": name, "resourceVersion": rv.to_string()});
-    if !ns.is_empty() {
-        meta["namespace"] = json!(ns);
-    }
-    KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta})).unwrap()
-}
 
 fn bookmark(rv: u64, end: bool) -> WatchEvent {
     let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -32,18 +24,6 @@ fn bookmark(rv: u64, end: bool) -> WatchEvent {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     WatchEvent::Bookmark(KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta})).unwrap())
-}
-
-fn page(rv: &str, items: Vec<KubeObject>, cont: Option<&str>) -> ObjectList {
-    ObjectList {
-        api_version: "v1".into(),
-        kind: "PodList".into(),
-        resource_version: rv.into(),
-        continue_token: cont.map(str::to_owned),
-        remaining_item_count: None,
-        invalid: Vec::new(),
-        items,
-    }
 }
 
 pub(crate) fn api_err(code: u16, reason: &str) -> Error {
@@ -122,12 +102,11 @@ impl Rig {
     /// Fixed 1 s backoff steps without jitter: easy to step through.
     fn opts() -> ReflectorOptions {
         ReflectorOptions {
-            backoff: BackoffOptions {
+            backoff: Backoff {
                 initial: Duration::from_secs(1),
                 factor: 1.0,
-                cap: Duration::from_secs(1),
+                max: Duration::from_secs(1),
                 jitter: 0.0,
-                ..Default::default()
             },
             ..Default::default()
         }

@@ -10,31 +10,25 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::cache::list_watch::ScriptedListerWatcher;
-use crate::cache::reflector::BackoffOptions;
+use crate::cache::scripted::ScriptedListerWatcher;
+use crate::rest::fixtures;
 use crate::rest::{Error, ObjectList, Status, WatchEvent};
+use crate::rt::Backoff;
 use crate::rt::{block_on, run_until_stalled, FakeClock};
 
+/// A pod with managedFields, an `app` label and a spec (what the transforms cut).
 fn obj(key: &str, rv: u64) -> KubeObject {
-    let (ns, name) = key.split_once('/').unwrap_or(("", key));
-    let mut meta = json!({"name": name, "resourceVersion": rv.to_string(),
-        "managedFields": [{"manager": "kubectl"}], "labels": {"app": name}});
-    if !ns.is_empty() {
-        meta["namespace"] = json!(ns);
-    }
-    KubeObject::from_value(&json!({"kind": "Pod", "metadata": meta, "spec": {"x": 1}})).unwrap()
+    let name = key.rsplit('/').next().unwrap_or(key);
+    fixtures::obj_with(
+        key,
+        rv,
+        json!({"managedFields": [{"manager": "kubectl"}], "labels": {"app": name}}),
+        json!({"spec": {"x": 1}}),
+    )
 }
 
 fn page(rv: &str, items: Vec<KubeObject>) -> ObjectList {
-    ObjectList {
-        api_version: "v1".into(),
-        kind: "PodList".into(),
-        resource_version: rv.into(),
-        continue_token: None,
-        remaining_item_count: None,
-        invalid: Vec::new(),
-        items,
-    }
+    fixtures::page(rv, items, None)
 }
 
 type Log = Rc<RefCell<Vec<String>>>;
@@ -77,12 +71,11 @@ impl Drop for Rig {
 fn opts() -> InformerOptions {
     InformerOptions {
         reflector: ReflectorOptions {
-            backoff: BackoffOptions {
+            backoff: Backoff {
                 initial: Duration::from_secs(1),
                 factor: 1.0,
-                cap: Duration::from_secs(1),
+                max: Duration::from_secs(1),
                 jitter: 0.0,
-                ..Default::default()
             },
             ..Default::default()
         },
@@ -112,7 +105,7 @@ impl Rig {
     }
     fn state(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
-        self.inf.indexer().for_each(|k, o| {
+        self.inf.store().for_each(|k, o| {
             m.insert(k.to_owned(), o.resource_version().to_owned());
         });
         m
@@ -151,14 +144,14 @@ fn si_01_02_handlers_before_start_get_initial_adds_then_live_events_and_indexers
         *log.borrow(),
         vec!["add pod1@1 initial", "add pod2@2 initial", "add pod3@3"]
     );
-    assert_eq!(r.inf.indexer().by_index("app", "pod3").unwrap().len(), 1);
+    assert_eq!(r.inf.store().by_index("app", "pod3").unwrap().len(), 1);
     // After start: existing objects are indexed at once.
     let by_ns_name: crate::cache::IndexFunc =
         Rc::new(|o: &KubeObject| Ok(vec![o.name().to_owned()]));
     r.inf
         .add_indexers([("name".to_owned(), by_ns_name)].into_iter().collect())
         .unwrap();
-    assert_eq!(r.inf.indexer().by_index("name", "pod1").unwrap().len(), 1);
+    assert_eq!(r.inf.store().by_index("name", "pod1").unwrap().len(), 1);
     assert_eq!(r.inf.last_sync_resource_version(), "3");
 }
 
@@ -236,7 +229,7 @@ fn si_06_a_slow_async_handler_does_not_delay_the_others_or_the_cache() {
         r.send(WatchEvent::Added(obj(&format!("ns/p{i}"), i + 2)));
     }
     assert_eq!(fast.borrow().len(), 5);
-    assert_eq!(r.inf.indexer().len(), 5);
+    assert_eq!(r.inf.store().len(), 5);
     assert_eq!(slow_seen.get(), 1, "one at a time");
     assert_eq!(slow_reg.pending(), 4);
     for _ in 0..4 {
@@ -435,7 +428,7 @@ fn si_15_ct_09_transform_before_caching_once_and_setters_only_before_start() {
         ]
     );
     assert_eq!(calls.get(), 3, "once per incoming object");
-    assert!(r.inf.indexer().get_by_key("ns/POD1").is_some());
+    assert!(r.inf.store().get_by_key("ns/POD1").is_some());
 }
 
 #[test]
@@ -482,7 +475,7 @@ fn si_17_ct_03_watch_delete_passes_the_object_relist_delete_a_tombstone() {
         *seen.borrow(),
         vec![("ns/a".to_owned(), false), ("ns/b".to_owned(), true)]
     );
-    assert!(r.inf.indexer().is_empty());
+    assert!(r.inf.store().is_empty());
 }
 
 #[test]
@@ -697,7 +690,7 @@ fn back_pressure_a_stuck_handler_bounds_every_queue_and_loses_nothing() {
     let want: Vec<String> = (0..200).map(|i| format!("p{i:03}")).collect();
     assert_eq!(*seen.borrow(), want, "every event, in order");
     assert_eq!(r.inf.status_snapshot().held_back, None);
-    assert_eq!(r.inf.indexer().len(), 200);
+    assert_eq!(r.inf.store().len(), 200);
 }
 
 #[test]
@@ -730,7 +723,7 @@ fn a_version_the_store_refuses_is_reported_with_its_key_never_served_stale_and_r
     assert_eq!(seen.borrow().len(), 1);
     assert_eq!(seen.borrow()[0].key, "ns/a");
     assert_eq!(seen.borrow()[0].reason, "IndexFailed");
-    assert!(r.inf.indexer().get_by_key("ns/a").is_none());
+    assert!(r.inf.store().get_by_key("ns/a").is_none());
     assert_eq!(r.inf.status_snapshot().skipped, 1);
     assert_eq!(
         r.inf.status_snapshot().last_error.and_then(|e| e.key),
@@ -873,7 +866,7 @@ fn pause_drops_the_watch_and_resume_watches_from_the_last_rv_without_listing() {
     assert_eq!(r.lw.open_watches(), 0, "the watch is closed");
     assert_eq!(r.inf.status_snapshot().phase, Phase::Paused);
     assert_eq!(r.clock.pending_timers(), 0, "no timer is left running");
-    assert_eq!(r.inf.indexer().len(), 2, "the cache is kept");
+    assert_eq!(r.inf.store().len(), 2, "the cache is kept");
     let calls_before = r.lw.described().len();
     r.inf.resume();
     run_until_stalled();

@@ -7,7 +7,9 @@ use std::rc::Rc;
 use proptest::prelude::*;
 
 use super::obj;
-use crate::cache::{IndexFunc, Indexer, Indexers, StoreError, NAMESPACE_INDEX};
+use crate::cache::{
+    FifoError, IndexFunc, Indexer, Indexers, InformerError, KeyError, StoreError, NAMESPACE_INDEX,
+};
 use crate::rest::KubeObject;
 use serde_json::json;
 
@@ -582,7 +584,7 @@ proptest! {
         if tier_indexed {
             store.add_label_index("tier").unwrap();
         }
-        let lister = Lister::new(store.clone());
+        let lister = Lister::new(store.reader());
         let mut model: BTreeMap<String, KubeObject> = BTreeMap::new();
         for op in ops {
             match op {
@@ -621,4 +623,22 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn wrapping_errors_name_their_source() {
+    use std::error::Error as _;
+    let key = KeyError {
+        message: "no name".into(),
+    };
+    let store = StoreError::Key(key.clone());
+    assert_eq!(store.source().map(|e| e.to_string()), Some(key.to_string()));
+    let informer = InformerError::Store(store.clone());
+    assert_eq!(
+        informer.source().map(|e| e.to_string()),
+        Some(store.to_string())
+    );
+    assert!(InformerError::Stopped.source().is_none());
+    let fifo = FifoError::Key(key);
+    assert!(fifo.source().is_some());
 }

@@ -7,9 +7,10 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::rest::{
-    Backoff, Client, Config, Error, FakeResponse, FakeTransport, ListParams, Method, RateLimit,
-    Request, WatchParams,
+    Client, Config, Error, FakeResponse, FakeTransport, ListParams, Method, RateLimit, Request,
+    WatchParams,
 };
+use crate::rt::Backoff;
 use crate::rt::{run_until_stalled, spawn_local, Clock, FakeClock};
 
 fn setup(config: Config) -> (Client, FakeTransport, FakeClock) {
@@ -23,7 +24,7 @@ fn config() -> Config {
     Config {
         backoff: Backoff {
             jitter: 0.0,
-            ..Backoff::default()
+            ..crate::rest::DEFAULT_RETRY_BACKOFF
         },
         rate_limit: None,
         ..Config::new("https://k8s.example/prefix")

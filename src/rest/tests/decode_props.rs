@@ -9,7 +9,8 @@
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::rest::{decode_event, decode_list, Error, EventDecoder, KubeObject, WatchEvent};
+use crate::rest::watch::{decode_event, EventDecoder};
+use crate::rest::{decode_list, Error, KubeObject, WatchEvent};
 
 /// Valid watch lines of the shapes servers send: escapes, surrogate pairs,
 /// every number form, nulls, managedFields, owner references, bookmarks and

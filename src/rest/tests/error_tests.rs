@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use crate::rest::{Error, Status};
+use crate::rest::{ApiError, Error, Status};
 
 fn status_body(code: u16, reason: &str, extra: &str) -> Vec<u8> {
     format!(
@@ -120,4 +120,21 @@ fn watch_error_status_converts_to_api_error() {
     assert_eq!((e.code(), e.reason()), (Some(500), Some("InternalError")));
     let e = Error::decode("bad", &[b'a'; 500]);
     assert!(matches!(&e, Error::Decode { excerpt, .. } if excerpt.chars().count() == 121));
+}
+
+#[test]
+fn wrapping_errors_name_their_source() {
+    use std::error::Error as _;
+    let api = Error::Api(Box::new(ApiError {
+        code: 409,
+        reason: "Conflict".into(),
+        message: "the object has been modified".into(),
+        ..Default::default()
+    }));
+    let source = api.source().expect("an API error wraps its status");
+    assert_eq!(
+        source.to_string(),
+        "Conflict (409): the object has been modified"
+    );
+    assert!(Error::Aborted.source().is_none());
 }

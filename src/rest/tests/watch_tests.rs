@@ -3,9 +3,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use crate::rest::{
-    decode_event, Error, EventDecoder, FakeResponse, FakeTransport, WatchEvent, WatchStream,
-};
+use crate::rest::fake_transport::BodySender;
+use crate::rest::watch::{decode_event, EventDecoder};
+use crate::rest::{Error, FakeResponse, FakeTransport, WatchEvent, WatchStream};
 use crate::rt::{run_until_stalled, spawn_local, FakeClock};
 
 const INPUT: &str = concat!(
@@ -136,7 +136,7 @@ fn rc_02_oversized_line_is_a_clear_error() {
 fn stream_with(
     clock: &FakeClock,
     idle: Option<Duration>,
-) -> (WatchStream, crate::rest::BodySender, FakeTransport) {
+) -> (WatchStream, BodySender, FakeTransport) {
     let t = FakeTransport::new();
     let (resp, tx) = FakeResponse::streaming(200);
     t.push(resp);

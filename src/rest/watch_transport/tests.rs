@@ -12,10 +12,11 @@ use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 
 use super::*;
+use crate::rest::fake_transport::BodySender;
 use crate::rest::{
-    Backoff, BodySender, Config, FakeResponse, FakeTransport, HttpRequest, HttpResponse, Transport,
-    WatchEvent,
+    Config, FakeResponse, FakeTransport, HttpRequest, HttpResponse, Transport, WatchEvent,
 };
+use crate::rt::Backoff;
 use crate::rt::{run_until_stalled, spawn_local, FakeClock};
 
 type Sender = mpsc::UnboundedSender<Result<Vec<u8>, Error>>;
@@ -105,7 +106,7 @@ fn config(mode: WatchTransportMode) -> Config {
         rate_limit: None,
         backoff: Backoff {
             jitter: 0.0,
-            ..Backoff::default()
+            ..crate::rest::DEFAULT_RETRY_BACKOFF
         },
         ..Config::new(BASE).bearer_token("tok/en")
     }

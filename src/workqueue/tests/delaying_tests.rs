@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::ms;
 use crate::rt::{run_until_stalled, FakeClock, Instant, Rng};
 use crate::workqueue::DelayingQueue;
+use crate::workqueue::WorkQueue as _;
 
 fn setup() -> (FakeClock, DelayingQueue<&'static str>) {
     let clock = FakeClock::new();

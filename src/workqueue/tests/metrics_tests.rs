@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::ms;
 use crate::rt::{run_until_stalled, FakeClock};
+use crate::workqueue::WorkQueue as _;
 use crate::workqueue::{DelayingQueue, Queue, QueueConfig, QueueMetrics};
 
 #[test]

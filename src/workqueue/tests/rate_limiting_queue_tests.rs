@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::ms;
 use crate::rt::{run_until_stalled, FakeClock, Instant};
+use crate::workqueue::WorkQueue as _;
 use crate::workqueue::{ItemExponentialRateLimiter, RateLimitingQueue};
 
 #[test]

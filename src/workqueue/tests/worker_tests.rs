@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::ms;
 use crate::rt::{run_until_stalled, spawn_local, FakeClock, Instant, Rng};
+use crate::workqueue::WorkQueue as _;
 use crate::workqueue::{
     run_workers, ItemExponentialRateLimiter, RateLimitingQueue, Reconciled, WorkerOptions,
 };

@@ -6,19 +6,13 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject } from 'kubewasm';
+import { until } from './sim.js';
 import { makePki, tlsProxy } from './support/tls.js';
 
 const sim = process.env.KUBEWASM_SIM_URL;
 const token = process.env.KUBEWASM_SIM_TOKEN;
 if (!sim) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
 
-const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const pki = makePki();
