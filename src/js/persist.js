@@ -73,11 +73,52 @@ export class PersistStore {
     this.dbName = `kubewasm:${name}`;
     this.warn = onWarning;
     this.prefix = sha256hex(`${server}\n${identity}`);
-    this.db = null;
+    this.opening = null;
+    this.claimed = new Set();
+    this.releases = [];
   }
 
-  async open() {
-    if (this.db) return this.db;
+  /**
+   * Whether this store may write `scope`'s copy. Two tabs writing one copy
+   * would mix buckets of different versions, so each copy has one writer
+   * across tabs (a Web Lock, held until `release()` or the page goes).
+   */
+  async claim(scope) {
+    if (this.claimed.has(scope)) return true;
+    const locks = globalThis.navigator?.locks;
+    if (!locks) {
+      this.claimed.add(scope);
+      return true;
+    }
+    const name = `${this.dbName}|${await this.key(scope)}`;
+    const got = await new Promise((resolve) => {
+      locks
+        .request(name, { ifAvailable: true }, (lock) => {
+          resolve(lock !== null);
+          return lock === null ? undefined : new Promise((release) => this.releases.push(release));
+        })
+        .catch(() => resolve(false));
+    });
+    if (got) this.claimed.add(scope);
+    return got;
+  }
+
+  /** Let go of every copy this store writes. */
+  release() {
+    for (const release of this.releases.splice(0)) release();
+    this.claimed.clear();
+  }
+
+  /** The database, opened once for every informer of the factory. */
+  open() {
+    this.opening ??= this.openOnce().catch((e) => {
+      this.opening = null;
+      throw e;
+    });
+    return this.opening;
+  }
+
+  async openOnce() {
     if (typeof indexedDB === 'undefined') throw new DOMException('IndexedDB is not available here', 'NotSupportedError');
     let db;
     try {
@@ -99,9 +140,8 @@ export class PersistStore {
     // Another tab deleting or upgrading the database: let it.
     db.onversionchange = () => {
       db.close();
-      this.db = null;
+      this.opening = null;
     };
-    this.db = db;
     return db;
   }
 

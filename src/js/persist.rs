@@ -57,6 +57,10 @@ extern "C" {
     fn load(this: &PersistStore, scope: &str) -> Promise;
     #[wasm_bindgen(method)]
     fn forget(this: &PersistStore, scope: &str);
+    #[wasm_bindgen(method)]
+    fn claim(this: &PersistStore, scope: &str) -> Promise;
+    #[wasm_bindgen(method)]
+    fn release(this: &PersistStore);
     #[wasm_bindgen(method, js_name = drop)]
     fn discard(this: &PersistStore, scope: &str) -> Promise;
     #[wasm_bindgen(method)]
@@ -91,6 +95,10 @@ struct Tracked {
     dirty: Rc<RefCell<HashSet<u32>>>,
     /// The resourceVersion last written (skip rewriting an unchanged copy).
     stored_rv: RefCell<String>,
+    /// This tab writes the copy (see `claim` in the snippet).
+    owner: Cell<bool>,
+    /// Another tab wrote it meanwhile: once ours, it is rewritten whole.
+    was_busy: Cell<bool>,
 }
 
 /// The bucket of `key` among `n` (FNV-1a: stable across releases and hosts).
@@ -182,12 +190,7 @@ impl Persist {
     /// Stop writing (for good) and say why.
     fn turn_off(&self, why: String) {
         self.enabled.set(false);
-        if let Some(t) = self.writer.borrow_mut().take() {
-            t.abort();
-        }
-        for t in self.tracked.borrow_mut().drain(..) {
-            t.reg.remove();
-        }
+        self.stop();
         self.warn(why);
     }
 
@@ -290,6 +293,8 @@ impl Persist {
             layout,
             dirty,
             stored_rv: RefCell::new(String::new()),
+            owner: Cell::new(false),
+            was_busy: Cell::new(false),
         }));
         if self.writer.borrow().is_none() {
             let me = Rc::downgrade(self);
@@ -305,6 +310,7 @@ impl Persist {
         for t in self.tracked.borrow_mut().drain(..) {
             t.reg.remove();
         }
+        self.store.release();
     }
 
     /// Stop writing and delete every stored copy under this name.
@@ -331,6 +337,19 @@ impl Persist {
             return Ok(());
         }
         let layout = &t.layout;
+        if !t.owner.get() {
+            let claimed = JsFuture::from(self.store.claim(&t.scope)).await?;
+            if claimed.as_bool() != Some(true) {
+                // Another tab writes this copy; try again next time.
+                t.was_busy.set(true);
+                t.dirty.borrow_mut().clear();
+                return Ok(());
+            }
+            t.owner.set(true);
+            if t.was_busy.get() {
+                layout.rewrite.set(true);
+            }
+        }
         let n = t.inf.indexer().len();
         // Grown far past its layout: lay it out again.
         if !layout.rewrite.get() && buckets_for(n) >= layout.buckets.get().saturating_mul(4) {

@@ -175,6 +175,37 @@ test("copies are kept per identity, under a hash: one user never starts from ano
   }
 });
 
+test('two tabs persisting one copy: one writes at a time, the other takes over when it closes', async () => {
+  const pages = [await browser.context.newPage(), await browser.context.newPage()];
+  const heldLocks = (page) => page.evaluate(async () => (await navigator.locks.query()).held.filter((l) => l.name.startsWith('kubewasm:tabs|')).length);
+  try {
+    for (const p of pages) {
+      await p.goto(BLANK());
+      await p.evaluate(openPods, { name: 'tabs', intervalMs: 100 });
+      await p.evaluate(() => window.__kw.pods.waitForSync());
+    }
+    await until(async () => (await pages[0].evaluate(storedMeta, 'tabs')).length === 1, 20_000, 'a stored copy');
+    assert.equal(await heldLocks(pages[1]), 1, 'one writer for the copy');
+    // Whichever tab writes, close the first: the other one writes from then on.
+    await pages[0].close();
+    await sim.call('/sim/churn/steps', { steps: 50, seed: 5 });
+    const want = await simPods();
+    await until(async () => sorted(await cacheState(pages[1])) === sorted(want), 20_000, 'the remaining tab is current');
+    await until(async () => (await heldLocks(pages[1])) === 1, 5_000, 'the remaining tab writes');
+    const rv = (await sim.call('/sim/stats')).resourceVersion;
+    await until(async () => (await pages[1].evaluate(storedMeta, 'tabs')).some((m) => Number(m.rv) >= Number(rv) && m.count === Object.keys(want).length), 20_000, 'the copy caught up');
+    // The copy is whole: a new tab starts from it and matches the sim.
+    await pages[1].goto(BLANK());
+    await pages[1].evaluate(openPods, { name: 'tabs', intervalMs: 100 });
+    await until(() => pages[1].evaluate(() => window.__kw.firstRows), 20_000, 'rows');
+    assert.equal((await pages[1].evaluate(() => window.__kw.firstRows.status)).phase, 'stored');
+    assert.equal(sorted(await cacheState(pages[1])), sorted(want), 'the stored copy equals the sim');
+  } finally {
+    await pages[1].evaluate(() => window.__kw?.factory.clearPersisted()).catch(() => {});
+    for (const p of pages) await p.close().catch(() => {});
+  }
+});
+
 test('a corrupted copy, a foreign database and other schemas each leave the page working, with the warning shown', async () => {
   const page = await browser.context.newPage();
   try {
