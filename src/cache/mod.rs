@@ -39,15 +39,19 @@ pub use store::{
 // informer layer
 mod controller;
 mod factory;
+mod handlers;
 mod list_watch;
 mod processor;
 mod reflector;
+mod resource_scope;
 #[cfg(any(test, feature = "testing"))]
 mod scripted;
 mod shared_informer;
 mod status;
+mod sync_wait;
 
 pub use factory::{FactoryError, ListerWatcherFactory, SharedInformerFactory, WeakInformerFactory};
+pub use handlers::{async_handler, handler};
 pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
 pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
 pub use reflector::{
@@ -59,6 +63,7 @@ pub use shared_informer::{
     SeedSource, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
+pub use sync_wait::{SyncError, SyncErrorKind};
 
 /// The cache layer's test support (see [`crate::testing`]).
 #[cfg(feature = "testing")]

@@ -63,8 +63,9 @@ pub struct InformerOptions {
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
-    /// The bound of each handler's backlog (1024 when `None`; `Some(0)` = unbounded). While a handler is over it, the
-    /// informer stops applying the queue and reading the watch.
+    /// The bound of each handler's backlog (1024 when `None`; `Some(0)` =
+    /// unbounded). While a handler is over it, the informer stops applying
+    /// the queue and reading the watch.
     pub max_pending: Option<usize>,
     /// Where a warm start comes from: called once at start; a stored copy
     /// it resolves with fills the cache and the watch starts from its
@@ -282,7 +283,7 @@ impl SharedIndexInformer {
 
     /// The cache's write side (SI-01: store and indexer are the same
     /// object), for the crate's own bindings.
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", feature = "js"))]
     pub(crate) fn indexer(&self) -> &Indexer {
         &self.inner.indexer
     }
@@ -301,6 +302,11 @@ impl SharedIndexInformer {
             s.resource_version = r.last_sync_resource_version();
         }
         s
+    }
+
+    /// The clock the informer's timers run on.
+    pub(crate) fn clock(&self) -> &SharedClock {
+        &self.inner.clock
     }
 
     /// Whether the initial list has been written to the store and queued to
@@ -385,7 +391,7 @@ impl SharedIndexInformer {
     /// A listener that receives only what the cache applies from now on,
     /// with no replay of what it holds: for a caller that replays the cache
     /// itself, per handler, through [`Registration::enqueue`].
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
     pub(crate) fn add_listener_without_replay(
         &self,
         handler: Handler,

@@ -133,13 +133,26 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// A client over the global `fetch` with the real clock.
-    #[cfg(target_arch = "wasm32")]
+    ///
+    /// `fetch` exists only in wasm32 builds: natively (a host `cargo check`,
+    /// native tests) this compiles, so the same code checks on every
+    /// target, but returns [`Error::InvalidConfig`]; give
+    /// [`Client::with_transport`] a transport there.
     pub fn new(config: Config) -> Result<Self, Error> {
-        Self::with_transport(
+        #[cfg(target_arch = "wasm32")]
+        return Self::with_transport(
             config,
             Rc::new(super::FetchTransport::new()),
             crate::rt::real_clock(),
-        )
+        );
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            config.validate()?;
+            Err(Error::invalid_config(
+                "Client::new sends over fetch, which only wasm32 builds have; \
+                 natively, use Client::with_transport",
+            ))
+        }
     }
 
     /// A client over any transport and clock (tests use the fake transport

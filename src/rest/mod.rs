@@ -37,6 +37,8 @@ mod params;
 mod request;
 mod scan;
 mod transport;
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+mod wasm_only_docs;
 mod watch;
 mod watch_transport;
 #[cfg(target_arch = "wasm32")]
@@ -65,6 +67,8 @@ pub use params::{
 };
 pub use request::{Method, Request};
 pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+pub use wasm_only_docs::{FetchTransport, JsTransport};
 pub use watch::{WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION};
 pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, WatchTransportMode};
 

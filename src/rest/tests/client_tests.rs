@@ -452,3 +452,21 @@ fn a_long_error_body_is_cut_and_keeps_its_status_code() {
     let e = r.borrow_mut().take().expect("done").expect_err("404");
     assert_eq!(e.code(), Some(404), "{e}");
 }
+
+#[test]
+fn natively_client_new_is_a_typed_error_naming_with_transport() {
+    // The same code checks on every target; only wasm32 has `fetch`.
+    match Client::new(Config::new("https://cluster.example")) {
+        Err(Error::InvalidConfig { message }) => {
+            assert!(message.contains("with_transport"), "{message}")
+        }
+        other => panic!("expected InvalidConfig, got {other:?}"),
+    }
+    // Configuration errors come first, as on wasm32.
+    match Client::new(Config::new("cluster.example")) {
+        Err(Error::InvalidConfig { message }) => {
+            assert!(message.contains("must start with"), "{message}")
+        }
+        other => panic!("expected InvalidConfig, got {other:?}"),
+    }
+}
