@@ -50,8 +50,10 @@ const get = async <T>(path: string): Promise<T> =>
 
 /** What the Node quick start prints for the kubeconfig below. */
 async function expectedOutput(): Promise<{ namespace: string; lines: string[] }> {
-  const ns = await get<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces');
-  const namespace = ns.items[0]!.metadata.name;
+  // A seeded namespace (one with Deployments), whatever other tests created before this one.
+  const deps = await get<{ items: { metadata: { namespace: string } }[] }>('/apis/apps/v1/deployments');
+  const namespace = deps.items.map((d) => d.metadata.namespace).sort()[0];
+  assert.ok(namespace, 'the sim has Deployments');
   const pods = (await get<{ items: unknown[] }>(`/api/v1/namespaces/${namespace}/pods`)).items.length;
   return { namespace, lines: [`${pods} pods in readme`] };
 }
