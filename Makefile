@@ -10,15 +10,23 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: soak all deps test test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
+.PHONY: soak all deps test test-rust-app test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker), the package in Node, Deno and Bun.
-test: deps test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite
+## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker),
+## the package in Node 20 and 22, Deno and Bun — then a check that the run left the working tree
+## as it found it (scripts/tree-state.sh before and after).
+TEST_TARGETS := test-native test-lint test-node test-chrome test-worker test-rust-app test-js test-runtimes test-page test-edge test-vite
+
+test: deps
+	@mkdir -p target && scripts/tree-state.sh > target/tree-before
+	$(MAKE) $(TEST_TARGETS)
+	@scripts/tree-state.sh | diff -u target/tree-before - \
+	  || { echo "make test: the suites changed the working tree (above)" >&2; exit 1; }
 	@echo "make test: all suites passed"
 
 test-native:
@@ -32,6 +40,9 @@ test-lint:
 	# the crate's own tests and benchmarks turn on.
 	cargo clippy -p kubewasm --lib -- -D warnings
 	cargo clippy -p kubewasm --lib --target wasm32-unknown-unknown -- -D warnings
+	cargo clippy -p kubewasm --target wasm32-unknown-unknown --no-default-features --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --workspace
+	RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p kubewasm --target wasm32-unknown-unknown
 
 test-node:
 	$(WITH_SIM) scripts/wasm-test.sh node $(WASM_TESTS)
@@ -43,12 +54,19 @@ test-chrome:
 test-worker:
 	$(WITH_SIM) scripts/wasm-test.sh worker $(filter wasm_rt wasm_rest,$(WASM_TESTS))
 
-# The built npm package, used from TypeScript the way its README shows.
+# examples/rust-app, a downstream crate on kubewasm (without its JS surface),
+# with its wasm_bindgen_test suite in Node and in headless Chromium.
+test-rust-app:
+	$(WITH_SIM) scripts/wasm-test.sh node --crate examples/rust-app app
+	$(WITH_SIM) scripts/wasm-test.sh page --crate examples/rust-app app
+
+# The built npm package, used from TypeScript the way its README shows, under
+# the pinned Node 20 of tests/js (the README blocks too: page and worker ones in Chromium).
 test-js: build
 	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	$(WITH_SIM) bash -c 'cd tests/js && npm test'
 
-# The same package tests (a subset: see the script) under Deno and Bun from npm.
+# The same package tests under Node 22, and a subset (see the script) under Deno and Bun, from npm.
 test-runtimes: build
 	cd tests/runtimes && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd tests/js && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
@@ -73,13 +91,17 @@ test-edge: build
 	cd examples/edge-worker && npm test
 
 # `npm pack` of the package installs into a fresh Vite + TypeScript app that
-# type-checks with `strict` and builds.
+# type-checks with `strict` and builds; its React page (`kubewasm/react` in
+# StrictMode) then runs in headless Chromium against the sim.
 test-vite: build
+	cargo build -q --release -p kubewasm-sim
+	cd tests/page && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	mkdir -p target && rm -f target/kubewasm-*.tgz
 	cd pkg && npm pack --silent --pack-destination ../target >/dev/null
 	cd tests/vite-app && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd tests/vite-app && npm install --no-save --no-audit --no-fund --loglevel=error ../../target/kubewasm-*.tgz
 	cd tests/vite-app && npm run --silent check
+	cd tests/vite-app && npm test
 
 ## build: the npm package (web + bundler targets) with pkg-template/ merged in.
 build pkg: deps
@@ -92,11 +114,13 @@ demo: build
 ## bench: every benchmark; figures are printed and summarized in BENCHMARKS.md by hand.
 bench: deps
 	cargo bench -p kubewasm
+	scripts/rust-app-size.sh
 	cargo build -q --release -p kubewasm-sim && scripts/build-pkg.sh >/dev/null && scripts/site.sh
-	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs
+	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs && node warm-start.mjs
 	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
 	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done
+	scripts/with-sim.sh --rv0-unpaginated -- node --expose-gc tests/js/bench/list-memory.mjs 50000
 	$(WITH_SIM) node --expose-gc tests/js/bench/objects.mjs
 	$(WITH_SIM) node tests/js/bench/metadata-bytes.mjs
 	$(WITH_SIM) node tests/js/bench/freeze.mjs

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Usage: scripts/wasm-test.sh node|page|worker [--release] [--features F] test_name...
+# Usage: scripts/wasm-test.sh node|page|worker [--release] [--features F] [--crate DIR] test_name...
+# (--crate: another crate of the workspace, e.g. examples/rust-app; default: kubewasm.)
 # Runs wasm_bindgen_test suites on one host. The runner silently skips suites
 # configured for another host, so this forces the host and fails on a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$1; shift
-flags=(); cargo_flags=(); tests=()
+flags=(); cargo_flags=(); tests=(); crate=.
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) flags+=(--release) ;;
     --features) cargo_flags+=(--features "$2"); shift ;;
+    --crate) crate=$2; shift ;;
     --) shift; break ;;
     *) tests+=(--test "$1") ;;
   esac
@@ -32,7 +34,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
 # wasm-pack's own flags, then the crate path, then what it passes to cargo.
-wasm-pack test "${mode[@]}" "${flags[@]}" . "${cargo_flags[@]}" "${tests[@]}" ${1:+-- "$@"} 2>&1 | tee "$log"
+wasm-pack test "${mode[@]}" "${flags[@]}" "$crate" "${cargo_flags[@]}" "${tests[@]}" ${1:+-- "$@"} 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 if grep -q "so skipping" "$log"; then

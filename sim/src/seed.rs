@@ -2,7 +2,7 @@
 //! `kube-root-ca.crt` config map and `default` service account),
 //! deployments owning replica sets owning pods, services, events and
 //! widgets. The same seed and counts give the same objects (names, labels,
-//! specs, statuses, timestamps); uids and resourceVersions follow the order
+//! specs, statuses, timestamps relative to the store's clock at seeding); uids and resourceVersions follow the order
 //! of writes.
 //!
 //! Pods are about `pod_bytes` of JSON (2–4 KB is typical of real clusters):
@@ -20,7 +20,9 @@ use crate::resources::ids::{
 use crate::rng::Rng;
 use crate::store::Store;
 
-/// 2026-01-01T00:00:00Z: seeded objects are created in the 30 days before.
+/// 2026-01-01T00:00:00Z, the store clock of the tests, so that their seeded
+/// timestamps are fixed.
+#[cfg(test)]
 pub const EPOCH: u64 = 1_767_225_600;
 
 /// Application names; "web" is always the first deployment of a namespace.
@@ -568,7 +570,11 @@ fn uid_of(o: &crate::store::Obj) -> String {
 /// are created when missing.
 pub fn seed(st: &mut Store, spec: &SeedSpec) {
     let mut rng = Rng(spec.seed);
-    let at = |rng: &mut Rng| rfc3339(EPOCH - 86_400 * 30 + rng.below(86_400 * 29));
+    // Timestamps are fixed offsets back from the time of seeding (the sim's
+    // start), so ages read as in a live cluster: workloads from the last 30
+    // days, nodes and namespaces from 60 days ago.
+    let now = (st.clock)();
+    let at = |rng: &mut Rng| rfc3339(now.saturating_sub(86_400 * 30) + rng.below(86_400 * 29));
     // Clear what a previous seed made.
     let pods: Vec<_> = st.iter(PODS).map(|(k, _)| k.clone()).collect();
     for (ns, name) in pods {
@@ -596,14 +602,14 @@ pub fn seed(st: &mut Store, spec: &SeedSpec) {
         .collect();
     for (i, n) in nodes.iter().enumerate() {
         if st.get(NODES, "", n).is_none() {
-            let created = rfc3339(EPOCH - 86_400 * 60 + i as u64 * 60);
+            let created = rfc3339(now.saturating_sub(86_400 * 60) + i as u64 * 60);
             let _ = st.create(NODES, None, node(n, i, &created));
         }
     }
     let nss: Vec<String> = (0..spec.namespaces.max(1)).map(namespace_name).collect();
     for (i, ns) in nss.iter().enumerate() {
         if st.get(NAMESPACES, "", ns).is_none() {
-            let created = rfc3339(EPOCH - 86_400 * 60 + i as u64);
+            let created = rfc3339(now.saturating_sub(86_400 * 60) + i as u64);
             let _ = st.create(NAMESPACES, None, json!({"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}, "creationTimestamp": created}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}));
         }
         if st.get(CONFIGMAPS, ns, "kube-root-ca.crt").is_none() {
@@ -776,6 +782,38 @@ mod tests {
         assert_eq!(dump(&a, PODS), dump(&b, PODS));
         assert_eq!(dump(&a, DEPLOYMENTS), dump(&b, DEPLOYMENTS));
         assert_ne!(dump(&a, PODS), dump(&seeded(8, 40), PODS));
+    }
+
+    #[test]
+    fn timestamps_are_offsets_back_from_the_time_of_seeding() {
+        // Two clocks a year apart: every creation time moves with the clock,
+        // and none is older than 60 days or in the future.
+        let later = || EPOCH + 365 * 86_400;
+        let mut st = Store::new(100_000);
+        st.clock = later;
+        seed_into(&mut st, 7, 40);
+        let early = seeded(7, 40);
+        for res in [PODS, DEPLOYMENTS, NODES, NAMESPACES] {
+            let times = |st: &Store, now: u64| -> Vec<String> {
+                st.iter(res)
+                    .map(|(_, o)| {
+                        let t = o.value()["metadata"]["creationTimestamp"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string();
+                        assert!(
+                            t >= rfc3339(now - 60 * 86_400) && t <= rfc3339(now),
+                            "{t} is not within the 60 days before {}",
+                            rfc3339(now)
+                        );
+                        t
+                    })
+                    .collect()
+            };
+            let (a, b) = (times(&early, EPOCH), times(&st, later()));
+            assert!(!a.is_empty());
+            assert_ne!(a, b, "resource {res}");
+        }
     }
 
     #[test]

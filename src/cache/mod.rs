@@ -45,29 +45,34 @@ pub use store::{
 // informer layer
 mod controller;
 mod factory;
+mod handlers;
 mod list_watch;
 mod processor;
 mod reflector;
+mod resource_scope;
 #[cfg(any(test, feature = "testing"))]
 mod scripted;
 mod shared_informer;
 mod status;
+mod sync_wait;
 
 pub use factory::{FactoryError, ListerWatcherFactory, SharedInformerFactory, WeakInformerFactory};
+pub use handlers::{async_handler, handler};
 pub use list_watch::{
     EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams, PARTIAL_LIST_ACCEPT,
     PARTIAL_WATCH_ACCEPT,
 };
 pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
 pub use reflector::{
-    Reflector, ReflectorOptions, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
+    Reflector, ReflectorOptions, Seed, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
     DEFAULT_PAGE_SIZE, DEFAULT_REFLECTOR_BACKOFF,
 };
 pub use shared_informer::{
     metadata_only, partial_object_metadata, strip_managed_fields, wait_for_cache_sync,
-    InformerError, InformerOptions, SharedIndexInformer,
+    InformerError, InformerOptions, SeedSource, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
+pub use sync_wait::{SyncError, SyncErrorKind};
 
 /// The cache layer's test support (see [`crate::testing`]).
 #[cfg(feature = "testing")]

@@ -42,12 +42,13 @@ use super::processor::{
     Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
 };
 use super::reader::Store;
-use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
+use super::reflector::{Reflector, ReflectorOptions, Seed, WatchErrorHandler};
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
 use super::store::Transformer;
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
+use futures::future::LocalBoxFuture;
 
 /// Informer settings.
 #[derive(Clone, Default)]
@@ -68,10 +69,18 @@ pub struct InformerOptions {
     /// crate was built on) or [`QueueKind::RealFifo`] (client-go's default
     /// since 1.36: every change in order, one per pop).
     pub queue: QueueKind,
-    /// The bound of each handler's backlog (1024 when `None`; `Some(0)` = unbounded). While a handler is over it, the
-    /// informer stops applying the queue and reading the watch.
+    /// The bound of each handler's backlog (1024 when `None`; `Some(0)` =
+    /// unbounded). While a handler is over it, the informer stops applying
+    /// the queue and reading the watch.
     pub max_pending: Option<usize>,
+    /// Where a warm start comes from: called once at start; a stored copy
+    /// it resolves with fills the cache and the watch starts from its
+    /// resourceVersion, `None` starts with a list as usual.
+    pub seed: Option<SeedSource>,
 }
+
+/// Loads a stored copy of the informer's objects (see [`InformerOptions::seed`]).
+pub type SeedSource = Rc<dyn Fn() -> LocalBoxFuture<'static, Option<Seed>>>;
 
 /// Why an informer refused a request.
 #[derive(Clone, Debug, PartialEq)]
@@ -307,7 +316,7 @@ impl SharedIndexInformer {
 
     /// The cache's write side (SI-01: store and indexer are the same
     /// object), for the crate's own bindings.
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", feature = "js"))]
     pub(crate) fn indexer(&self) -> &Indexer {
         &self.inner.indexer
     }
@@ -326,6 +335,11 @@ impl SharedIndexInformer {
             s.resource_version = r.last_sync_resource_version();
         }
         s
+    }
+
+    /// The clock the informer's timers run on.
+    pub(crate) fn clock(&self) -> &SharedClock {
+        &self.inner.clock
     }
 
     /// Whether the initial list has been written to the store and queued to
@@ -410,7 +424,7 @@ impl SharedIndexInformer {
     /// A listener that receives only what the cache applies from now on,
     /// with no replay of what it holds: for a caller that replays the cache
     /// itself, per handler, through [`Registration::enqueue`].
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
     pub(crate) fn add_listener_without_replay(
         &self,
         handler: Handler,
@@ -565,7 +579,20 @@ impl SharedIndexInformer {
         .with_on_failure(on_failure);
         inner.processor.run();
         inner.tasks.borrow_mut().push(spawn_local(controller.run()));
-        *inner.reflector_task.borrow_mut() = Some(spawn_local(reflector.run()));
+        let run = match opts.seed {
+            Some(load) => {
+                let load = load();
+                Box::pin(async move {
+                    if let Some(seed) = load.await {
+                        reflector.seed(seed);
+                    }
+                    // Watches from the seed's RV when there was one, else lists.
+                    reflector.resume().await
+                }) as LocalBoxFuture<'static, ()>
+            }
+            None => Box::pin(reflector.run()),
+        };
+        *inner.reflector_task.borrow_mut() = Some(spawn_local(run));
     }
 
     /// Stop watching for now: the reflector's requests and timers end, the

@@ -193,5 +193,8 @@ pub(crate) fn factory_error(scope: &ResourceScope, e: &FactoryError) -> KubeErro
     match e {
         FactoryError::OptionsConflict { option, .. } => options_conflict(scope, option),
         FactoryError::Informer(e) => KubeErrorInit::invalid(e.to_string()),
+        FactoryError::InvalidScope(e) => {
+            KubeErrorInit::invalid(format!("cannot list or watch {}: {e}", describe(scope)))
+        }
     }
 }

@@ -133,13 +133,26 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// A client over the global `fetch` with the real clock.
-    #[cfg(target_arch = "wasm32")]
+    ///
+    /// `fetch` exists only in wasm32 builds: natively (a host `cargo check`,
+    /// native tests) this compiles, so the same code checks on every
+    /// target, but returns [`Error::InvalidConfig`]; give
+    /// [`Client::with_transport`] a transport there.
     pub fn new(config: Config) -> Result<Self, Error> {
-        Self::with_transport(
+        #[cfg(target_arch = "wasm32")]
+        return Self::with_transport(
             config,
             Rc::new(super::FetchTransport::new()),
             crate::rt::real_clock(),
-        )
+        );
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            config.validate()?;
+            Err(Error::invalid_config(
+                "Client::new sends over fetch, which only wasm32 builds have; \
+                 natively, use Client::with_transport",
+            ))
+        }
     }
 
     /// A client over any transport and clock (tests use the fake transport
@@ -361,8 +374,11 @@ impl Client {
     }
 
     /// One attempt: send, and for non-watches read the body, all within the
-    /// timeout. Returns the response and (non-watch) its body; non-success
-    /// statuses come back as `Ok` for the caller to classify.
+    /// timeout. A LIST streams: the timeout covers its headers and then each
+    /// wait for more of the body, not the whole transfer, so a collection of
+    /// any size can arrive as long as it keeps arriving. Returns the response
+    /// and (non-watch) its body; non-success statuses come back as `Ok` for
+    /// the caller to classify.
     async fn attempt(
         &self,
         http: HttpRequest,
@@ -390,25 +406,36 @@ impl Client {
                 _ if !ok => Body::Bytes(
                     read_error_body(&mut resp.body, max_body.min(ERROR_BODY_MAX)).await?,
                 ),
-                Want::Stream | Want::Body { .. } => Body::None,
+                Want::Stream | Want::List(_) | Want::Body { .. } => Body::None,
                 Want::Bytes => Body::Bytes(read_body(&mut resp.body, max_body).await?),
-                Want::List(hooks) => {
-                    Body::List(read_list(&mut resp.body, max_body, hooks.clone()).await?)
-                }
             };
-            Ok((resp, body))
+            Ok::<_, Error>((resp, body))
         };
-        match timeout {
-            None => work.await,
+        let (mut resp, body) = match timeout {
+            None => work.await?,
             Some(d) => {
                 let work = Box::pin(work);
                 match select(work, self.0.clock.sleep(d)).await {
-                    Either::Left((r, _)) => r,
+                    Either::Left((r, _)) => r?,
                     Either::Right(_) => {
-                        Err(Error::timeout(format!("no complete response within {d:?}")))
+                        return Err(Error::timeout(format!("no complete response within {d:?}")))
                     }
                 }
             }
+        };
+        match want {
+            Want::List(hooks) if (200..300).contains(&resp.status) => {
+                let list = read_list(
+                    &mut resp.body,
+                    max_body,
+                    hooks.clone(),
+                    &self.0.clock,
+                    timeout,
+                )
+                .await?;
+                Ok((resp, Body::List(list)))
+            }
+            _ => Ok((resp, body)),
         }
     }
 
@@ -531,15 +558,30 @@ async fn read_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>, Error
 
 /// A LIST body decoded chunk by chunk; [`Error::ResponseTooLarge`] as soon
 /// as it exceeds `limit` (the decoded items count against it as the body
-/// they came from would).
+/// they came from would), [`Error::Timeout`] when no more of it arrives for
+/// `idle`.
 async fn read_list(
     body: &mut BodyStream,
     limit: usize,
     hooks: ListHooks,
+    clock: &SharedClock,
+    idle: Option<Duration>,
 ) -> Result<ObjectList, Error> {
     let mut decoder = ListDecoder::with_hooks(hooks);
     let mut read = 0usize;
-    while let Some(chunk) = body.next().await {
+    loop {
+        let next = match idle {
+            None => body.next().await,
+            Some(d) => match select(body.next(), clock.sleep(d)).await {
+                Either::Left((next, _)) => next,
+                Either::Right(_) => {
+                    return Err(Error::timeout(format!(
+                        "no more of the list for {d:?} after {read} bytes"
+                    )))
+                }
+            },
+        };
+        let Some(chunk) = next else { break };
         let chunk = chunk?;
         read = read.saturating_add(chunk.len());
         if read > limit {

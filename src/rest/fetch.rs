@@ -1,7 +1,7 @@
 //! [`Transport`] over the global `fetch` (wasm32 only).
 //!
 //! `fetch` is looked up on `globalThis`, never on `window`, so the same code
-//! runs in a page, a Web Worker, Node ≥ 18 and edge runtimes. Each request
+//! runs in a page, a Web Worker, Node and edge runtimes. Each request
 //! gets its own `AbortController`; a guard aborts it when the send future or
 //! the response body is dropped, which closes the connection (a dropped
 //! watch frees its server-side watcher at once). The body is read through

@@ -29,7 +29,7 @@ pub type OnContinue = Rc<dyn Fn(&str)>;
 /// once.
 pub type OnItem = Rc<dyn Fn(KubeObject) -> Option<KubeObject>>;
 
-/// Callbacks a [`ListDecoder`] calls while a page arrives.
+/// Callbacks the LIST decoder calls while a page arrives.
 #[derive(Clone, Default)]
 pub struct ListHooks {
     /// Told the continue token as soon as it is decoded (before the items

@@ -38,6 +38,8 @@ mod request;
 mod scan;
 mod transport;
 mod warning;
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+mod wasm_only_docs;
 mod watch;
 mod watch_transport;
 #[cfg(target_arch = "wasm32")]
@@ -71,6 +73,8 @@ pub use warning::{
     parse_warning_headers, DedupWarnings, SharedWarningHandler, Warning, WarningHandler,
     MAX_REMEMBERED_WARNINGS,
 };
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+pub use wasm_only_docs::{FetchTransport, JsTransport};
 pub use watch::{WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION};
 pub(crate) use watch_transport::stream_lease;
 pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, WatchTransportMode};

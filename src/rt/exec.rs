@@ -27,7 +27,7 @@ impl TaskHandle {
 /// Spawn a future on the local (single-threaded) executor.
 ///
 /// In wasm this is the JS microtask queue via `wasm-bindgen-futures`; natively it
-/// is a thread-local pool driven by [`block_on`] (and, in tests,
+/// is a thread-local pool driven by `block_on` (and, in tests,
 /// `run_until_stalled`).
 pub fn spawn_local<F>(fut: F) -> TaskHandle
 where

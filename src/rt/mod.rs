@@ -7,7 +7,7 @@
 //!   pages, workers, Node and edge runtimes); a fake clock (the `testing`
 //!   feature) only moves when a test advances it.
 //! * [`spawn_local`] / [`yield_now`]: tasks on the single-threaded executor.
-//!   Natively the executor is a thread-local pool that [`block_on`] drives.
+//!   Natively the executor is a thread-local pool that `block_on` drives.
 //! * [`Backoff`]: the one exponential backoff shape (request retries and the
 //!   reflector's relist backoff).
 //!

@@ -233,6 +233,43 @@ test('a forced watch drop shows "reconnecting", then recovers to the sim\'s stat
   assert.ok((await statusTexts()).some((t) => /reconnecting/.test(t)));
 });
 
+test('unfiltered under churn, the row count never exceeds the total it is shown against', async () => {
+  await until(async () => /watching/.test(await page.textContent('#status')), 10_000, 'watching');
+  await dash(() => {
+    const seen = (window.__matchingTexts = []);
+    window.__matchingObserver = new MutationObserver(() => seen.push(document.getElementById('matching').textContent));
+    window.__matchingObserver.observe(document.getElementById('matching'), { subtree: true, childList: true, characterData: true });
+  });
+  // Creates and deletes move the count on every step.
+  await sim.call('/sim/churn', { perSec: 200, seed: 11 });
+  try {
+    await until(async () => (await dash(() => window.__matchingTexts.length)) >= 20, 15_000, '20 count updates under churn');
+  } finally {
+    await sim.call('/sim/churn', { perSec: 0, seed: 11 });
+  }
+  const texts = await dash(() => { window.__matchingObserver.disconnect(); return window.__matchingTexts; });
+  const bad = texts.filter((t) => !/^[\d,]+ rows$/.test(t));
+  assert.deepEqual(bad, [], 'with no filter every count reads "N rows"');
+  await convergesToSim('state equal to the sim after the churn');
+});
+
+test('at 1,500 px a long status pill gives way and the connect button stays on screen', async () => {
+  await page.setViewportSize({ width: 1500, height: 900 });
+  // A CRD with a long group in backoff: the widest status a real cluster shows.
+  const long = 'certificatesigningrequests.certificates.k8s.io (CertificateSigningRequest): reconnecting in 30 s';
+  const layout = await dash((text) => {
+    const pill = document.getElementById('status');
+    pill.textContent = text; // read back before the next frame rewrites it
+    const button = document.querySelector('#server-form button').getBoundingClientRect();
+    const header = document.querySelector('header').getBoundingClientRect();
+    return { buttonLeft: button.left, buttonRight: button.right, width: innerWidth, headerRight: header.right, pillClipped: pill.scrollWidth > pill.clientWidth };
+  }, long);
+  assert.ok(layout.buttonLeft >= 0 && layout.buttonRight <= layout.width, `connect button at ${layout.buttonLeft}–${layout.buttonRight} of ${layout.width}`);
+  assert.ok(layout.pillClipped, 'the long text is cut short (ellipsis), not laid out in full');
+  await until(async () => (await page.getAttribute('#status', 'title')).startsWith(await page.textContent('#status')), 5_000, 'the pill\'s title carries its full text');
+  assert.ok(await page.isVisible('#server-form button'));
+});
+
 test('a forced compaction causes a relist and the table ends equal to the sim\'s state', async () => {
   const before = await dash(() => window.kubewasmDashboard.status('pods').relists);
   await recordStatusTexts();

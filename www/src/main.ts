@@ -80,6 +80,9 @@ export function phaseText(s: InformerStatus, now: number): string {
       return s.nextRetryAt !== undefined ? `reconnecting in ${Math.max(0, Math.ceil((s.nextRetryAt - now) / 1000))} s` : 'reconnecting';
     case 'listing':
       return s.relists > 0 ? 'relisting' : s.synced ? 'listing' : 'initial list';
+    case 'stored':
+      // Rows from the copy in IndexedDB: not live yet.
+      return `stored copy from ${ago(s.storedAt, now)}`;
     default:
       return s.phase;
   }
@@ -166,7 +169,9 @@ function derive(): void {
   dirty.table = true;
   const t = $('table');
   t.dataset.rows = String(rows.length);
-  const total = current?.status().cached ?? rows.length;
+  // The total comes from the same snapshot as the rows when the rows are the
+  // whole cache (the live count can be a frame ahead of the rows under churn).
+  const total = live ? snap.length : (current?.status().cached ?? rows.length);
   $('matching').textContent = rows.length === total ? `${nf.format(rows.length)} rows` : `${nf.format(rows.length)} of ${nf.format(total)} match`;
   const empty = $('empty');
   empty.hidden = rows.length > 0;
@@ -335,7 +340,9 @@ function renderPanels(now: number): void {
     const pill = $('status');
     pill.dataset.phase = s.relists > 0 && s.phase === 'listing' ? 'relisting' : s.phase;
     pill.textContent = `${current.label}: ${phaseText(s, now)}`;
-    pill.title = s.lastError ? `last error: ${s.lastError.message}` : '';
+    // The pill may be cut short to keep the header on screen: the title has it all.
+    const why = s.lastError ? ` — last error: ${s.lastError.message}` : s.persistence?.warning ? ` — ${s.persistence.warning}` : '';
+    pill.title = pill.textContent + why;
     const count = $('count');
     count.textContent = `${nf.format(s.cached)} cached`;
     count.dataset.count = String(s.cached);

@@ -1,24 +1,24 @@
-// Runs the code blocks of the npm README's "Node" section, in this runtime,
-// against the sim behind a TLS proxy, with a kubeconfig made for it.
+// Runs every ```ts node block of the READMEs in this runtime, against the sim
+// behind a TLS proxy with a kubeconfig made for it: imported in this process
+// (so Deno and Bun run them too), and under Node also as a program of its own,
+// which must print the same and exit by itself.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makePki, tlsProxy } from './support/tls.js';
+import { blocksFor, toJs, where } from './support/readme.js';
 
 const sim = process.env.KUBEWASM_SIM_URL;
 const token = process.env.KUBEWASM_SIM_TOKEN;
 if (!sim || !token) throw new Error('KUBEWASM_SIM_URL is not set: run through scripts/with-sim.sh');
 
-const readme = readFileSync(fileURLToPath(new URL('../../../pkg-template/README.md', import.meta.url)), 'utf8');
-// The sections written for Node: `## Node` and the feature sections after it.
-const nodeSections = ['Node', 'Label selectors from objects', 'Metadata-only informers', 'Pod logs', 'Warnings', 'Bring your own fetch'];
-const sections = readme.split(/^## /m).filter((s) => nodeSections.some((h) => s.startsWith(`${h}\n`)));
-if (sections.length !== nodeSections.length) throw new Error(`README lacks one of the sections ${nodeSections.join(', ')}`);
-const blocks = sections.flatMap((section) => [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1]!));
+const blocks = blocksFor('node');
+const isNode = !('Deno' in globalThis) && !('Bun' in globalThis);
 
 const pki = makePki();
 const proxy = await tlsProxy(sim, pki.server);
@@ -45,11 +45,40 @@ after(async () => {
   else process.env.KUBECONFIG = saved;
 });
 
-test('the README Node section has code blocks, and each runs against a kubeconfig for the sim', async () => {
-  assert.ok(blocks.length >= 1);
-  const ns = (await (await fetch(`${sim}/api/v1/namespaces`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { items: { metadata: { name: string } }[] };
+const get = async <T>(path: string): Promise<T> =>
+  (await (await fetch(`${sim}${path}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as T;
+
+/** What the Node quick start prints for the kubeconfig below. */
+async function expectedOutput(): Promise<{ namespace: string; lines: string[] }> {
+  const ns = await get<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces');
   const namespace = ns.items[0]!.metadata.name;
-  const expected = ((await (await fetch(`${sim}/api/v1/namespaces/${namespace}/pods`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { items: unknown[] }).items.length;
+  const pods = (await get<{ items: unknown[] }>(`/api/v1/namespaces/${namespace}/pods`)).items.length;
+  return { namespace, lines: [`${pods} pods in readme`] };
+}
+
+/** Run `file` as its own Node process; resolves with its stdout lines once it exits. */
+function runAlone(file: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`still running after 30 s (the program must end by itself):\n${out}\n${err}`));
+    }, 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out.split('\n').filter(Boolean));
+      else reject(new Error(`exited with ${code}:\n${out}\n${err}`));
+    });
+  });
+}
+
+test('the READMEs have ```ts node blocks, and each runs against a kubeconfig for the sim', async () => {
+  assert.ok(blocks.length >= 1, 'at least the Node quick start');
+  const { namespace, lines: expected } = await expectedOutput();
   writeFileSync(kubeconfig, `apiVersion: v1
 kind: Config
 clusters:
@@ -70,24 +99,48 @@ users:
     token: ${token}
 `);
   process.env.KUBECONFIG = kubeconfig;
-  for (const [i, code] of blocks.entries()) {
+  // What each feature section's block prints against the sim.
+  const checks: Record<string, (l: string[]) => void> = {
+    'Label selectors from objects': (l) => assert.ok(l.length > 0 && l.every((x) => /^\S+: \d+ pods$/.test(x)) && l.some((x) => !x.endsWith(': 0 pods')), l.join('\n')),
+    'Metadata-only informers': (l) => assert.deepEqual(l, ['PartialObjectMetadata apiVersion,kind,metadata false']),
+    'Pod logs': (l) => assert.deepEqual(l, ['5 lines']),
+    Warnings: (l) => assert.deepEqual(l, ['warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead']),
+    'Bring your own fetch': (l) => assert.match(l.join('\n'), /^\d+ namespaces in 1 request$/),
+  };
+  const seen = new Set<string>();
+  for (const [i, block] of blocks.entries()) {
     // Beside the tests, so `kubewasm` resolves from this package's node_modules.
     const file = fileURLToPath(new URL(`./readme-node-block-${i}.mjs`, import.meta.url));
-    writeFileSync(file, code);
+    writeFileSync(file, toJs(block));
     const lines: string[] = [];
     const log = console.log;
     console.log = (...args: unknown[]) => void lines.push(args.join(' '));
     try {
       await import(pathToFileURL(file).href);
+      console.log = log;
+      if (block.heading === 'Node') assert.deepEqual(lines, expected, where(block));
+      checks[block.heading]?.(lines);
+      seen.add(block.heading);
+      if (isNode) assert.deepEqual(await runAlone(file, { ...process.env, KUBECONFIG: kubeconfig }), lines, `${where(block)} as a program`);
     } finally {
       console.log = log;
       rmSync(file, { force: true });
     }
-    if (i === 0) assert.deepEqual(lines, [`${expected} pods in readme`]);
-    if (i === 2) assert.deepEqual(lines, ['PartialObjectMetadata apiVersion,kind,metadata false']);
-    if (i === 3) assert.deepEqual(lines, ['5 lines']);
-    if (i === 4) assert.deepEqual(lines, ['warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead']);
-    if (i === 5) assert.match(lines.join('\n'), /^\d+ namespaces in 1 request$/);
-    if (i === 1) assert.ok(lines.length > 0 && lines.every((l) => /^\S+: \d+ pods$/.test(l)) && lines.some((l) => !l.endsWith(': 0 pods')), lines.join('\n'));
   }
+  for (const heading of Object.keys(checks)) assert.ok(seen.has(heading), `no \`\`\`ts node block under "${heading}"`);
+});
+
+test('as the README says, the package is ESM only: require() fails with the documented code, import() from CommonJS works', { skip: !isNode }, async () => {
+  const cjs = (code: string) => new Promise<{ code: number | null; out: string }>((resolve) => {
+    // From this package's folder, where `kubewasm` is installed.
+    const child = spawn(process.execPath, ['--input-type=commonjs', '-e', code], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (c) => resolve({ code: c, out }));
+  });
+  const required = await cjs("try { require('kubewasm'); console.log('loaded') } catch (e) { console.log(e.code) }");
+  assert.equal(required.out.trim(), 'ERR_REQUIRE_ASYNC_MODULE');
+  const imported = await cjs("import('kubewasm').then((m) => console.log(typeof m.KubeClient))");
+  assert.deepEqual(imported, { code: 0, out: 'function\n' });
 });
