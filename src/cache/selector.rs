@@ -399,7 +399,7 @@ impl Parser {
             }
             _ => vec![self.value()?],
         };
-        values.sort();
+        crate::rt::sort::sort(&mut values);
         values.dedup();
         Ok(Requirement { key, op, values })
     }
@@ -435,7 +435,7 @@ impl LabelSelector {
                 }
             }
         }
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         requirements.dedup();
         Ok(LabelSelector { requirements })
     }
@@ -450,7 +450,7 @@ impl LabelSelector {
                 values: vec![v.into()],
             })
             .collect();
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         LabelSelector { requirements }
     }
 
@@ -545,7 +545,7 @@ impl FieldSelector {
                 break;
             }
         }
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         requirements.dedup();
         Ok(FieldSelector { requirements })
     }

@@ -288,7 +288,7 @@ pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
     // Sorted for binary search; of duplicate keys the last one wins, as in
     // a JSON decoder (reverse, stable sort, keep the first of each key).
     labels.reverse();
-    labels.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::rt::sort::sort_by(&mut labels, |a, b| a.0.cmp(&b.0));
     labels.dedup_by(|later, earlier| later.0 == earlier.0);
     let labels = Labels::from_sorted(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
 
