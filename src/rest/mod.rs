@@ -76,6 +76,7 @@ pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, Watc
 pub(crate) use fake_transport::{FakeResponse, FakeTransport};
 #[cfg(test)]
 pub(crate) use list::decode_list;
+pub(crate) use scan::Reader;
 
 /// The REST layer's test support (see [`crate::testing`]).
 #[cfg(feature = "testing")]
