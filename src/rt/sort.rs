@@ -9,11 +9,12 @@ use std::cmp::Ordering;
 const STACK: usize = 32;
 
 /// Sorts `v` by `cmp`, stably (equal elements keep their order), in
-/// O(n log n) comparisons. Slices longer than `u32::MAX` are left unsorted,
+/// O(n log n) comparisons (n − 1 when it is already sorted). Slices longer than `u32::MAX` are left unsorted,
 /// which no caller can reach (the crate's collections are far smaller).
 pub(crate) fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
     let n = v.len();
-    if n < 2 || u32::try_from(n).is_err() {
+    // Already in order (labels as servers send them, say): nothing to do.
+    if n < 2 || u32::try_from(n).is_err() || v.is_sorted_by(|a, b| cmp(a, b).is_le()) {
         return;
     }
     let mut stack = [0u32; STACK];

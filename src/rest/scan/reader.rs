@@ -9,6 +9,9 @@
 use super::{Fail, Scanner};
 use crate::rest::Error;
 
+/// What reads one member of an object: its key and the reader at its value.
+type MemberFn<'f, 'a> = dyn FnMut(&[u8], &mut Reader<'a>) -> Result<(), Error> + 'f;
+
 /// Reads one JSON document; errors are decode errors that name the document.
 pub(crate) struct Reader<'a> {
     s: Scanner<'a>,
@@ -73,10 +76,7 @@ impl<'a> Reader<'a> {
 
     // The walks take the callers' closures as `dyn`: one copy of each in the
     // module instead of one per call site.
-    fn object_dyn(
-        &mut self,
-        f: &mut dyn FnMut(&[u8], &mut Self) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+    fn object_dyn(&mut self, f: &mut MemberFn<'_, 'a>) -> Result<(), Error> {
         if self.null() {
             return Ok(());
         }
