@@ -66,8 +66,8 @@ use futures::StreamExt;
 pub(crate) use backoff::BackoffManager;
 pub use backoff::{DEFAULT_BACKOFF_RESET, DEFAULT_REFLECTOR_BACKOFF};
 
-use super::delta_fifo::DeltaFifo;
 use super::delta_fifo::{describe, SkippedObject};
+use super::informer_queue::InformerQueue;
 use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Failure, Phase, StatusCell, StatusError};
@@ -151,10 +151,11 @@ struct State {
     watch_list_rejected: bool,
 }
 
-/// Lists and watches into a [`DeltaFifo`].
+/// Lists and watches into a queue ([`DeltaFifo`](super::DeltaFifo) or
+/// [`RealFifo`](super::RealFifo)).
 pub struct Reflector {
     lw: Rc<dyn ListerWatcher>,
-    fifo: DeltaFifo,
+    fifo: InformerQueue,
     clock: SharedClock,
     status: StatusCell,
     opts: ReflectorOptions,
@@ -198,7 +199,7 @@ impl Reflector {
     /// A reflector feeding `fifo` from `lw`.
     pub fn new(
         lw: Rc<dyn ListerWatcher>,
-        fifo: DeltaFifo,
+        fifo: impl Into<InformerQueue>,
         clock: SharedClock,
         status: StatusCell,
         opts: ReflectorOptions,
@@ -206,7 +207,7 @@ impl Reflector {
         let seed = (crate::rt::random_f64() * u64::MAX as f64) as u64;
         Reflector {
             lw,
-            fifo,
+            fifo: fifo.into(),
             clock,
             status,
             opts,

@@ -24,11 +24,12 @@ use super::error::KubeErrorInit;
 use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
+use super::selector::{label_selector, selector_error};
 use crate::cache::{
-    metadata_only, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler, IndexFunc,
-    Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister, Notification,
-    ReflectorOptions, Registration, ResourceScope, SharedIndexInformer, SharedInformerFactory,
-    Transformer, WeakInformerFactory,
+    partial_object_metadata, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler,
+    IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister,
+    Notification, ReflectorOptions, Registration, ResourceScope, SharedIndexInformer,
+    SharedInformerFactory, Transformer, WeakInformerFactory,
 };
 use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
@@ -45,13 +46,20 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Whether the resource is namespaced: known for built-in resources and from `client.resourceFor`; otherwise assumed `true`. A cluster-scoped resource ignores `namespace`. */
   namespaced?: boolean;
   namespace?: string;
-  labelSelector?: string;
+  /** A selector string (`app=web`) or an API selector object (a Deployment's `spec.selector`). */
+  labelSelector?: string | LabelSelectorObject;
   fieldSelector?: string;
   /** Re-deliver every cached object as an update this often (ms); off by default. */
   resyncMs?: number;
   /** Drop `metadata.managedFields` before caching (default true). */
   stripManagedFields?: boolean;
-  /** Keep only apiVersion, kind and metadata. */
+  /**
+   * Cache metadata only, as client-go's metadata informers do: the server is asked for
+   * `PartialObjectMetadata` (so the rest of each object never crosses the wire), and objects are
+   * `{ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }` without managedFields.
+   * A server that refuses (406/415) or ignores the request, and watches over WebSocket (which cannot
+   * ask), send whole objects, which are cut down to the same form on the client.
+   */
   metadataOnly?: boolean;
   /** Applied to each object before it is cached; must return a JSON-serializable object. */
   transform?: (obj: T) => T;
@@ -65,6 +73,15 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * says when this happens.
    */
   maxBacklog?: number;
+  /**
+   * The queue between the watch and the cache. `'delta'` (the default, client-go's DeltaFIFO): a key's
+   * queued changes are handed over together, a delete of an object the cache never held is dropped and
+   * repeated deletes are merged, so handlers never see a delete for something they were not given.
+   * `'real'` (client-go's RealFIFO, its informers' default since 1.36): every change in arrival order
+   * across keys, deletes included as they came, a relist's deletions before its objects. Subscribers'
+   * per-frame diffs look the same either way; handlers differ only in the order across keys.
+   */
+  queue?: 'delta' | 'real';
   /**
    * Waits between attempts after an error or a relist (client-go's defaults:
    * 800 ms doubling to 30 s, each wait up to twice its base at random).
@@ -156,7 +173,12 @@ export declare interface KubeError {
 /** Filters for listers and scoped snapshots. */
 export interface ListFilter {
   namespace?: string;
-  labelSelector?: string;
+  /**
+   * A selector string (`app=web`) or an API selector object (a Deployment's
+   * `spec.selector`), converted as client-go's `LabelSelectorAsSelector`
+   * does: an empty object matches everything, `null` matches nothing.
+   */
+  labelSelector?: string | LabelSelectorObject | null;
   fieldSelector?: string;
 }
 
@@ -717,16 +739,6 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     o.into()
 }
 
-fn selector_error(e: crate::cache::SelectorError) -> JsValue {
-    KubeErrorInit {
-        message: e.message,
-        reason: "Invalid".into(),
-        position: Some(e.position as u32),
-        ..Default::default()
-    }
-    .into_js()
-}
-
 /// A JS function as an index function (exceptions become index errors).
 fn js_index_func(f: Function) -> IndexFunc {
     Rc::new(move |o: &KubeObject| {
@@ -853,8 +865,12 @@ impl InformerFactory {
         #[wasm_bindgen(unchecked_param_type = "InformerOptions")] opts: JsValue,
     ) -> Result<Informer, JsValue> {
         let resource = super::discovery::api_resource(&opts)?;
-        let label_selector =
-            options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
+        // A string is kept verbatim; an object is sent in canonical form.
+        let label_selector = match options::prop(&opts, "labelSelector") {
+            Some(v) if !v.is_string() => Some(label_selector(&opts, "labelSelector")?.to_string()),
+            _ => options::string(&opts, "labelSelector")?,
+        }
+        .filter(|s| !s.trim().is_empty());
         if let Some(s) = &label_selector {
             LabelSelector::parse(s).map_err(selector_error)?;
         }
@@ -868,6 +884,9 @@ impl InformerFactory {
             namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),
             label_selector,
             field_selector,
+            metadata_only: options::prop(&opts, "metadataOnly")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         };
         let label_indexes = string_list(&opts, "labelIndexes")?;
         let shape = Shape::read(&opts)?;
@@ -907,9 +926,10 @@ impl InformerFactory {
             bo.max = options::millis(ms);
         }
         io.max_pending = shape.max_backlog.map(|n| n.min(u32::MAX as f64) as usize);
+        io.queue = shape.queue;
         let user = shape.transform.clone().map(js_transform);
         let base = if shape.metadata_only {
-            Some(metadata_only())
+            Some(partial_object_metadata())
         } else if shape.strip_managed_fields {
             Some(strip_managed_fields())
         } else {
@@ -1176,8 +1196,7 @@ impl Informer {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<ScopedView, JsValue> {
         let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let sel = options::string(&filter, "labelSelector")?.unwrap_or_default();
-        let selector = LabelSelector::parse(&sel).map_err(selector_error)?;
+        let selector = label_selector(&filter, "labelSelector")?;
         let fsel = options::string(&filter, "fieldSelector")?.unwrap_or_default();
         let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
         Ok(ScopedView {
@@ -1441,9 +1460,7 @@ impl Lister {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
         let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let selector =
-            LabelSelector::parse(&options::string(&filter, "labelSelector")?.unwrap_or_default())
-                .map_err(selector_error)?;
+        let selector = label_selector(&filter, "labelSelector")?;
         let fields =
             FieldSelector::parse(&options::string(&filter, "fieldSelector")?.unwrap_or_default())
                 .map_err(selector_error)?;

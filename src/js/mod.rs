@@ -17,13 +17,17 @@ mod discovery;
 mod error;
 mod frame;
 mod informer;
+mod logs;
 mod object;
 mod options;
 mod poison;
+mod selector;
 mod transport;
+mod warnings;
 mod workqueue;
 
 pub use client::{is_status, KubeClient, ResourceClient, WatchIterator};
 pub use error::KubeErrorInit;
 pub use informer::{Informer, InformerFactory, Lister, ScopedView};
+pub use logs::LogStream;
 pub use workqueue::{WorkQueue, WorkerPoolHandle};
