@@ -141,6 +141,11 @@ export declare class InformerFactory {
   waitForSync(): Promise<void>;
   /** Stop every informer. */
   shutdown(): void;
+  /**
+   * Stop writing to IndexedDB and delete every copy stored under the
+   * `persist` name (every server and identity), e.g. at logout.
+   */
+  clearPersisted(): Promise<void>;
 }
 
 /** A live, indexed cache of one resource. */

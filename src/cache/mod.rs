@@ -64,12 +64,12 @@ pub use list_watch::{
 };
 pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
 pub use reflector::{
-    Reflector, ReflectorOptions, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
+    Reflector, ReflectorOptions, Seed, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
     DEFAULT_PAGE_SIZE, DEFAULT_REFLECTOR_BACKOFF,
 };
 pub use shared_informer::{
     metadata_only, partial_object_metadata, strip_managed_fields, wait_for_cache_sync,
-    InformerError, InformerOptions, SharedIndexInformer,
+    InformerError, InformerOptions, SeedSource, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
 pub use sync_wait::{SyncError, SyncErrorKind};

@@ -42,12 +42,13 @@ use super::processor::{
     Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
 };
 use super::reader::Store;
-use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
+use super::reflector::{Reflector, ReflectorOptions, Seed, WatchErrorHandler};
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
 use super::store::Transformer;
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
+use futures::future::LocalBoxFuture;
 
 /// Informer settings.
 #[derive(Clone, Default)]
@@ -72,7 +73,14 @@ pub struct InformerOptions {
     /// unbounded). While a handler is over it, the informer stops applying
     /// the queue and reading the watch.
     pub max_pending: Option<usize>,
+    /// Where a warm start comes from: called once at start; a stored copy
+    /// it resolves with fills the cache and the watch starts from its
+    /// resourceVersion, `None` starts with a list as usual.
+    pub seed: Option<SeedSource>,
 }
+
+/// Loads a stored copy of the informer's objects (see [`InformerOptions::seed`]).
+pub type SeedSource = Rc<dyn Fn() -> LocalBoxFuture<'static, Option<Seed>>>;
 
 /// Why an informer refused a request.
 #[derive(Clone, Debug, PartialEq)]
@@ -571,7 +579,20 @@ impl SharedIndexInformer {
         .with_on_failure(on_failure);
         inner.processor.run();
         inner.tasks.borrow_mut().push(spawn_local(controller.run()));
-        *inner.reflector_task.borrow_mut() = Some(spawn_local(reflector.run()));
+        let run = match opts.seed {
+            Some(load) => {
+                let load = load();
+                Box::pin(async move {
+                    if let Some(seed) = load.await {
+                        reflector.seed(seed);
+                    }
+                    // Watches from the seed's RV when there was one, else lists.
+                    reflector.resume().await
+                }) as LocalBoxFuture<'static, ()>
+            }
+            None => Box::pin(reflector.run()),
+        };
+        *inner.reflector_task.borrow_mut() = Some(spawn_local(run));
     }
 
     /// Stop watching for now: the reflector's requests and timers end, the

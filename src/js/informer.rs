@@ -24,6 +24,7 @@ use super::error::KubeErrorInit;
 use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
+use super::persist::Persist;
 use super::selector::{label_selector, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler,
@@ -110,6 +111,14 @@ export interface InformerFactoryOptions {
    * In a worker, forward the page's visibility with `setVisible`.
    */
   hiddenPauseMs?: number;
+  /**
+   * Keep a copy of every informer's cache in IndexedDB and start from it
+   * next time (see the README's "Warm start"). `name` names the database;
+   * `identity` separates users (default: the client's bearer token, only
+   * ever hashed; required with a `tokenProvider`); writes happen at most
+   * once per `intervalMs` (default 1,000) per informer.
+   */
+  persist?: { name: string; identity?: string; intervalMs?: number };
 }
 
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
@@ -122,7 +131,12 @@ export interface Diff {
 
 /** An informer's health and progress. */
 export interface InformerStatus {
-  phase: 'idle' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
+  /** `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens. */
+  phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
+  /** Epoch ms at which the cached copy was stored; present (and `phase` is `stored`) until a watch or list confirmed it. */
+  storedAt?: number;
+  /** With a factory's `persist` option: whether copies are still written, and why not. */
+  persistence?: { enabled: boolean; warning?: string };
   /** While backing off: epoch ms of the next attempt. */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
@@ -200,6 +214,7 @@ pub struct InformerFactory {
     life: Rc<Lifecycle>,
     /// The `visibilitychange` listener, removed at shutdown.
     on_visibility: Option<Function>,
+    persist: Option<Rc<Persist>>,
 }
 
 /// What decides whether a factory's informers watch: their users (reference
@@ -287,6 +302,10 @@ struct State {
     catching_up: Cell<bool>,
     /// When the catch-up began (ms): diffs are held at most `MAX_CATCH_UP_MS`.
     catching_since: Cell<f64>,
+    /// Started from a stored copy: once it is no longer only stored, the
+    /// catch-up (watch replay or relist) is held as one diff.
+    warm: Rc<Cell<bool>>,
+    persist: Option<Rc<Persist>>,
 }
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
@@ -333,7 +352,13 @@ struct Group {
 const REPLAY_CHUNK: usize = 16;
 
 impl State {
-    fn new(inf: SharedIndexInformer, shape: Shape, life: Rc<Lifecycle>) -> Rc<State> {
+    fn new(
+        inf: SharedIndexInformer,
+        shape: Shape,
+        life: Rc<Lifecycle>,
+        warm: Rc<Cell<bool>>,
+        persist: Option<Rc<Persist>>,
+    ) -> Rc<State> {
         Rc::new(State {
             inf,
             shape,
@@ -352,6 +377,8 @@ impl State {
             grace_task: RefCell::new(None),
             catching_up: Cell::new(false),
             catching_since: Cell::new(0.0),
+            warm,
+            persist,
         })
     }
 
@@ -461,6 +488,23 @@ impl State {
     }
 
     fn flush(self: &Rc<Self>) {
+        if self.warm.get() {
+            // A warm start: the stored copy goes out as one diff once it is
+            // applied; what the watch or a relist brings next as another.
+            if self.catching_since.get() == 0.0 {
+                self.catching_since.set(js_sys::Date::now());
+            }
+            let waited = js_sys::Date::now() - self.catching_since.get();
+            if self.inf.queued_deltas() > 0 && !self.inf.is_stopped() && waited < MAX_CATCH_UP_MS {
+                let me = self.clone();
+                on_next_frame(move || me.flush());
+                return;
+            }
+            self.warm.set(false);
+            self.deliver();
+            self.begin_catch_up();
+            return;
+        }
         if self.catching_up.get() {
             let st = self.inf.status_snapshot();
             let caught_up = st.phase != crate::cache::Phase::Listing
@@ -475,6 +519,11 @@ impl State {
             }
             self.catching_up.set(false);
         }
+        self.deliver();
+    }
+
+    /// Send the changes recorded so far to every subscriber as one diff.
+    fn deliver(&self) {
         let diff = self.changes.borrow_mut().flush();
         if diff.is_empty() {
             return;
@@ -694,7 +743,19 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     let set = |k: &str, v: JsValue| {
         let _ = Reflect::set(&o, &k.into(), &v);
     };
-    set("phase", s.phase.as_str().into());
+    // Until a watch or list confirms a restored copy, the data is stored,
+    // not live, whatever the reflector is doing meanwhile.
+    let phase = match s.phase {
+        crate::cache::Phase::Listing
+        | crate::cache::Phase::Backoff
+        | crate::cache::Phase::Watching
+            if s.stored_at_ms.is_some() =>
+        {
+            crate::cache::Phase::Stored
+        }
+        p => p,
+    };
+    set("phase", phase.as_str().into());
     if let Some(t) = s.next_retry_at_ms {
         set("nextRetryAt", t.into());
     }
@@ -726,6 +787,9 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     }
     if let Some(w) = &s.warning {
         set("warning", w.as_str().into());
+    }
+    if let Some(t) = s.stored_at_ms {
+        set("storedAt", t.into());
     }
     if let Some(h) = &s.held_back {
         let o = Object::new();
@@ -837,10 +901,12 @@ impl InformerFactory {
         if page_hidden() {
             life.set_visible(false);
         }
+        let persist = Persist::from_options(&opts, client.inner())?;
         Ok(InformerFactory {
             factory,
             life,
             on_visibility,
+            persist,
         })
     }
 
@@ -945,12 +1011,18 @@ impl InformerFactory {
             .iter()
             .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
             .collect();
+        let key = SharedInformerFactory::scope_key(&scope);
+        let warm: Rc<Cell<bool>> = Rc::default();
+        if let Some(p) = &self.persist {
+            io.seed = Some(p.seed_source(&key, warm.clone()));
+        }
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
+        let persist = self.persist.clone();
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let state = State::new(inf.clone(), shape, life);
+                let state = State::new(inf.clone(), shape, life, warm, persist);
                 made = Some(state.clone());
                 Some(state as Rc<dyn Any>)
             })
@@ -958,6 +1030,9 @@ impl InformerFactory {
         // A new entry always runs `attach`; an existing one was found above.
         let state = made.ok_or_else(|| options_conflict(&scope, "options"))?;
         add_label_indexes(&inf, &label_indexes)?;
+        if let Some(p) = &self.persist {
+            p.track(&inf, &key);
+        }
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {
             if let Some(s) = weak.upgrade() {
@@ -994,6 +1069,20 @@ impl InformerFactory {
         self.factory.start();
     }
 
+    /// Stop writing to IndexedDB and delete every copy stored under the
+    /// `persist` name (for every server and identity), e.g. at logout.
+    /// Resolves at once without the `persist` option.
+    #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
+    pub fn clear_persisted(&self) -> Promise {
+        let cleared = self.persist.as_ref().map(|p| p.clear());
+        future_to_promise(async move {
+            if let Some(p) = cleared {
+                wasm_bindgen_futures::JsFuture::from(p).await?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Resolves when every informer created so far has synced.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
     pub fn wait_for_sync(&self) -> Promise {
@@ -1019,6 +1108,9 @@ impl InformerFactory {
         }
         let all = states(&self.factory);
         self.factory.shutdown();
+        if let Some(p) = &self.persist {
+            p.stop();
+        }
         for s in &all {
             s.joined.notify_waiters();
         }
@@ -1282,7 +1374,11 @@ impl Informer {
     /// Current status.
     #[wasm_bindgen(getter, unchecked_return_type = "InformerStatus")]
     pub fn status(&self) -> JsValue {
-        status_to_js(&self.state.inf.status_snapshot())
+        let js = status_to_js(&self.state.inf.status_snapshot());
+        if let Some(p) = &self.state.persist {
+            let _ = Reflect::set(&js, &"persistence".into(), &p.status_js());
+        }
+        js
     }
 
     /// Approximate bytes the cached objects hold in wasm memory (raw JSON

@@ -981,3 +981,119 @@ fn real_fifo_informers_deliver_changes_in_arrival_order_across_keys() {
         );
     }
 }
+
+fn seeded(objects: Vec<KubeObject>, rv: &str) -> InformerOptions {
+    let rv = rv.to_owned();
+    let source: SeedSource = Rc::new(move || {
+        let seed = Seed {
+            objects: objects.clone(),
+            resource_version: rv.clone(),
+            stored_at_ms: 1234.0,
+        };
+        Box::pin(async move { Some(seed) })
+    });
+    InformerOptions {
+        seed: Some(source),
+        ..opts()
+    }
+}
+
+#[test]
+fn a_seed_fills_the_cache_and_the_watch_starts_from_its_rv_without_listing() {
+    let r = rig_with(
+        vec![page("20", vec![obj("ns/a", 15), obj("ns/c", 20)])],
+        seeded(vec![obj("ns/a", 3), obj("ns/b", 4)], "5"),
+    );
+    let log: Log = Rc::default();
+    r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    assert!(
+        r.inf.has_synced(),
+        "the stored copy counts as the initial list"
+    );
+    assert_eq!(r.state().len(), 2);
+    assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()], "no list");
+    // An open watch does not confirm the copy (an expired RV arrives as an
+    // error event); its first event does.
+    let st = r.inf.status_snapshot();
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, Some(1234.0)));
+    r.send(WatchEvent::Modified(obj("ns/b", 6)));
+    assert_eq!(r.state()["ns/b"], "6");
+    assert_eq!(r.inf.status_snapshot().stored_at_ms, None);
+    // The stored RV expired meanwhile: relist and deliver the difference.
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    let want: BTreeMap<String, String> = [("ns/a", "15"), ("ns/c", "20")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(r.state(), want);
+    assert_eq!(
+        *log.borrow(),
+        vec![
+            "add a@3 initial",
+            "add b@4 initial",
+            "update b@4->6",
+            "update a@3->15",
+            "add c@20",
+            "delete ns/b"
+        ]
+    );
+}
+
+#[test]
+fn a_seed_shows_stored_until_the_watch_opens_and_no_seed_lists() {
+    let r = rig_with(
+        vec![page("9", vec![obj("ns/a", 9)])],
+        seeded(vec![obj("ns/a", 3)], "5"),
+    );
+    r.lw.push_watch_error(Error::Network {
+        message: "offline".into(),
+    });
+    r.inf.start();
+    run_until_stalled();
+    let st = r.inf.status_snapshot();
+    assert_eq!(st.stored_at_ms, Some(1234.0), "{st:?}");
+    assert_eq!(
+        st.phase,
+        Phase::Backoff,
+        "the watch failed: data still only stored"
+    );
+    assert_eq!(r.state()["ns/a"], "3");
+
+    // A seed source that finds nothing: an ordinary list.
+    let none: SeedSource = Rc::new(|| Box::pin(async { None }));
+    let r = rig_with(
+        vec![page("9", vec![obj("ns/a", 9)])],
+        InformerOptions {
+            seed: Some(none),
+            ..opts()
+        },
+    );
+    r.inf.start();
+    run_until_stalled();
+    assert!(r.lw.described()[0].starts_with("LIST rv=0"));
+    assert_eq!(r.state()["ns/a"], "9");
+}
+
+#[test]
+fn a_quiet_watch_from_a_seed_confirms_it_after_a_moment() {
+    let r = rig_with(Vec::new(), seeded(vec![obj("ns/a", 3)], "5"));
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(r.inf.status_snapshot().stored_at_ms, Some(1234.0));
+    r.clock.advance(Duration::from_millis(900));
+    run_until_stalled();
+    assert_eq!(
+        r.inf.status_snapshot().stored_at_ms,
+        Some(1234.0),
+        "not yet"
+    );
+    r.clock.advance(Duration::from_millis(200));
+    run_until_stalled();
+    let st = r.inf.status_snapshot();
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, None));
+    assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()]);
+}
