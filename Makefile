@@ -10,7 +10,7 @@ WASM_BENCHES := $(patsubst tests/%.rs,%,$(wildcard tests/wasm_bench_*.rs))
 WITH_SIM := scripts/with-sim.sh --namespaces 3 --pods 30 --
 DEMO_PORT ?= 8080
 
-.PHONY: soak all deps test test-rust-app test-native test-lint test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
+.PHONY: soak all deps test test-rust-app test-native test-lint test-size test-node test-chrome test-worker test-js test-runtimes test-page test-edge test-vite build pkg demo bench clean
 
 all: build
 
@@ -18,9 +18,9 @@ deps:
 	@scripts/deps.sh
 
 ## test: every test — native, lint, wasm in Node, wasm in headless Chromium (page and Web Worker),
-## the package in Node 20 and 22, Deno and Bun — then a check that the run left the working tree
+## the package in Node 20 and 22, Deno and Bun, the .wasm size budget — then a check that the run left the working tree
 ## as it found it (scripts/tree-state.sh before and after).
-TEST_TARGETS := test-native test-lint test-node test-chrome test-worker test-rust-app test-js test-runtimes test-page test-edge test-vite
+TEST_TARGETS := test-native test-lint test-size test-node test-chrome test-worker test-rust-app test-js test-runtimes test-page test-edge test-vite
 
 test: deps
 	@mkdir -p target && scripts/tree-state.sh > target/tree-before
@@ -43,6 +43,10 @@ test-lint:
 	cargo clippy -p kubewasm --target wasm32-unknown-unknown --no-default-features --lib -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --workspace
 	RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p kubewasm --target wasm32-unknown-unknown
+
+# The package's .wasm within its gzip budget (scripts/wasm-size.sh).
+test-size: build
+	scripts/wasm-size.sh
 
 test-node:
 	$(WITH_SIM) scripts/wasm-test.sh node $(WASM_TESTS)

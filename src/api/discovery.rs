@@ -10,152 +10,153 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::future::{FutureExt, LocalBoxFuture, Shared};
-use serde::Deserialize;
-
 use super::resource::ApiResource;
-use crate::rest::{Client, Error, Request};
+use crate::rest::{Client, Error, Reader, Request};
 use crate::rt::Instant;
+use futures::future::{FutureExt, LocalBoxFuture, Shared};
 
 /// The `Accept` header that asks for aggregated discovery.
 pub(crate) const AGGREGATED_ACCEPT: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct AggList {
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    items: Vec<AggGroup>,
-}
-
-#[derive(Deserialize, Default)]
-struct AggMeta {
-    #[serde(default)]
-    name: String,
-}
-
-#[derive(Deserialize, Default)]
-struct AggGroup {
-    #[serde(default)]
-    metadata: AggMeta,
-    #[serde(default)]
-    versions: Vec<AggVersion>,
-}
-
-#[derive(Deserialize, Default)]
-struct AggVersion {
-    #[serde(default)]
-    version: String,
-    #[serde(default)]
-    resources: Vec<AggResource>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct AggKind {
-    #[serde(default)]
-    kind: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct AggResource {
-    #[serde(default)]
-    resource: String,
-    #[serde(default)]
-    response_kind: AggKind,
-    #[serde(default)]
-    scope: String,
-    #[serde(default)]
-    singular_resource: String,
-    #[serde(default)]
-    verbs: Vec<String>,
-    #[serde(default)]
-    short_names: Vec<String>,
-    #[serde(default)]
-    subresources: Vec<AggSub>,
-}
-
-#[derive(Deserialize, Default)]
-struct AggSub {
-    #[serde(default)]
-    subresource: String,
-}
-
 /// Parse an `APIGroupDiscoveryList` (the first version of a group is its preferred one).
 pub(crate) fn parse_aggregated(body: &[u8]) -> Result<Vec<ApiResource>, Error> {
-    let list: AggList = serde_json::from_slice(body)
-        .map_err(|e| Error::decode(format!("aggregated discovery: {e}"), body))?;
-    if list.kind != "APIGroupDiscoveryList" {
+    let mut r = Reader::new(body, "aggregated discovery");
+    let mut kind = String::new();
+    let mut out = Vec::new();
+    r.object(|key, r| match key {
+        b"kind" => r.string().map(|k| kind = k),
+        b"items" => r.array(|r| agg_group(r, &mut out)),
+        _ => r.skip(),
+    })?;
+    r.end()?;
+    if kind != "APIGroupDiscoveryList" {
         return Err(Error::decode(
-            format!("expected APIGroupDiscoveryList, got {:?}", list.kind),
+            format!("expected APIGroupDiscoveryList, got {kind:?}"),
             body,
         ));
-    }
-    let mut out = Vec::new();
-    for g in list.items {
-        for (i, v) in g.versions.into_iter().enumerate() {
-            for r in v.resources {
-                out.push(ApiResource {
-                    group: g.metadata.name.clone(),
-                    version: v.version.clone(),
-                    singular: if r.singular_resource.is_empty() {
-                        r.resource.trim_end_matches('s').to_owned()
-                    } else {
-                        r.singular_resource
-                    },
-                    plural: r.resource,
-                    kind: r.response_kind.kind,
-                    namespaced: r.scope == "Namespaced",
-                    short_names: r.short_names,
-                    verbs: r.verbs,
-                    subresources: r.subresources.into_iter().map(|s| s.subresource).collect(),
-                    preferred: i == 0,
-                });
-            }
-        }
     }
     Ok(out)
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ResourceList {
-    #[serde(default)]
-    group_version: String,
-    #[serde(default)]
-    resources: Vec<LegacyResource>,
+/// One `APIGroupDiscovery`: its resources, appended to `out`.
+fn agg_group(r: &mut Reader<'_>, out: &mut Vec<ApiResource>) -> Result<(), Error> {
+    let first = out.len();
+    let mut group = String::new();
+    let mut versions = 0usize;
+    r.object(|key, r| match key {
+        b"metadata" => r.object(|key, r| match key {
+            b"name" => r.string().map(|g| group = g),
+            _ => r.skip(),
+        }),
+        b"versions" => r.array(|r| {
+            versions += 1;
+            agg_version(r, versions == 1, out)
+        }),
+        _ => r.skip(),
+    })?;
+    // The group's name may follow its versions.
+    for res in out.iter_mut().skip(first) {
+        res.group.clone_from(&group);
+    }
+    Ok(())
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+/// One `APIVersionDiscovery`: its resources, appended to `out`.
+fn agg_version(
+    r: &mut Reader<'_>,
+    preferred: bool,
+    out: &mut Vec<ApiResource>,
+) -> Result<(), Error> {
+    let first = out.len();
+    let mut version = String::new();
+    r.object(|key, r| match key {
+        b"version" => r.string().map(|v| version = v),
+        b"resources" => r.array(|r| {
+            out.push(agg_resource(r, preferred)?);
+            Ok(())
+        }),
+        _ => r.skip(),
+    })?;
+    for res in out.iter_mut().skip(first) {
+        res.version.clone_from(&version);
+    }
+    Ok(())
+}
+
+/// One `APIResourceDiscovery` (group and version are filled in by the caller).
+fn agg_resource(r: &mut Reader<'_>, preferred: bool) -> Result<ApiResource, Error> {
+    let mut res = ApiResource {
+        preferred,
+        ..ApiResource::default()
+    };
+    let mut scope = String::new();
+    r.object(|key, r| match key {
+        b"resource" => r.string().map(|p| res.plural = p),
+        b"responseKind" => r.object(|key, r| match key {
+            b"kind" => r.string().map(|k| res.kind = k),
+            _ => r.skip(),
+        }),
+        b"scope" => r.string().map(|s| scope = s),
+        b"singularResource" => r.string().map(|s| res.singular = s),
+        b"verbs" => r.strings().map(|v| res.verbs = v),
+        b"shortNames" => r.strings().map(|v| res.short_names = v),
+        b"subresources" => r.array(|r| {
+            r.object(|key, r| match key {
+                b"subresource" => r.string().map(|s| res.subresources.push(s)),
+                _ => r.skip(),
+            })
+        }),
+        _ => r.skip(),
+    })?;
+    res.namespaced = scope == "Namespaced";
+    if res.singular.is_empty() {
+        res.singular = res.plural.trim_end_matches('s').to_owned();
+    }
+    Ok(res)
+}
+
+/// One entry of a legacy `APIResourceList`.
+#[derive(Default)]
 struct LegacyResource {
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     singular_name: String,
-    #[serde(default)]
     namespaced: bool,
-    #[serde(default)]
     kind: String,
-    #[serde(default)]
     verbs: Vec<String>,
-    #[serde(default)]
     short_names: Vec<String>,
 }
 
 /// Parse one legacy `APIResourceList` (subresources fold into their parent).
 pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<ApiResource>, Error> {
-    let list: ResourceList = serde_json::from_slice(body)
-        .map_err(|e| Error::decode(format!("APIResourceList: {e}"), body))?;
-    let (group, version) = match list.group_version.split_once('/') {
+    let mut r = Reader::new(body, "APIResourceList");
+    let mut group_version = String::new();
+    let mut resources: Vec<LegacyResource> = Vec::new();
+    r.object(|key, r| match key {
+        b"groupVersion" => r.string().map(|gv| group_version = gv),
+        b"resources" => r.array(|r| {
+            let mut l = LegacyResource::default();
+            r.object(|key, r| match key {
+                b"name" => r.string().map(|s| l.name = s),
+                b"singularName" => r.string().map(|s| l.singular_name = s),
+                b"namespaced" => r.bool().map(|b| l.namespaced = b),
+                b"kind" => r.string().map(|s| l.kind = s),
+                b"verbs" => r.strings().map(|v| l.verbs = v),
+                b"shortNames" => r.strings().map(|v| l.short_names = v),
+                _ => r.skip(),
+            })?;
+            resources.push(l);
+            Ok(())
+        }),
+        _ => r.skip(),
+    })?;
+    r.end()?;
+    let (group, version) = match group_version.split_once('/') {
         Some((g, v)) => (g.to_owned(), v.to_owned()),
-        None => (String::new(), list.group_version.clone()),
+        None => (String::new(), group_version.clone()),
     };
     let mut out: Vec<ApiResource> = Vec::new();
-    for r in &list.resources {
+    for r in &resources {
         if r.name.contains('/') {
             continue;
         }
@@ -176,7 +177,7 @@ pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<Ap
             preferred,
         });
     }
-    for r in &list.resources {
+    for r in &resources {
         if let Some((parent, sub)) = r.name.split_once('/') {
             if let Some(p) = out.iter_mut().find(|x| x.plural == parent) {
                 p.subresources.push(sub.to_owned());
@@ -186,47 +187,41 @@ pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<Ap
     Ok(out)
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct GroupList {
-    #[serde(default)]
-    groups: Vec<LegacyGroup>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct LegacyGroup {
-    #[serde(default)]
-    versions: Vec<GroupVersionRef>,
-    #[serde(default)]
-    preferred_version: Option<GroupVersionRef>,
-}
-
-#[derive(Deserialize, Default, Clone)]
-#[serde(rename_all = "camelCase")]
-struct GroupVersionRef {
-    #[serde(default)]
-    group_version: String,
+/// A `{"groupVersion": ...}` object's value.
+fn group_version(r: &mut Reader<'_>) -> Result<String, Error> {
+    let mut gv = String::new();
+    r.object(|key, r| match key {
+        b"groupVersion" => r.string().map(|s| gv = s),
+        _ => r.skip(),
+    })?;
+    Ok(gv)
 }
 
 /// Parse `/apis` (`APIGroupList`): every `group/version` with whether it is preferred.
 pub(crate) fn parse_legacy_group_list(body: &[u8]) -> Result<Vec<(String, bool)>, Error> {
-    let list: GroupList = serde_json::from_slice(body)
-        .map_err(|e| Error::decode(format!("APIGroupList: {e}"), body))?;
+    let mut r = Reader::new(body, "APIGroupList");
     let mut out = Vec::new();
-    for g in list.groups {
-        let preferred = g
-            .preferred_version
-            .as_ref()
-            .map(|p| p.group_version.clone())
-            .unwrap_or_default();
-        for v in g.versions {
-            out.push((
-                v.group_version.clone(),
-                v.group_version == preferred || preferred.is_empty(),
-            ));
-        }
-    }
+    r.object(|key, r| match key {
+        b"groups" => r.array(|r| {
+            let mut versions = Vec::new();
+            let mut preferred = String::new();
+            r.object(|key, r| match key {
+                b"versions" => r.array(|r| {
+                    versions.push(group_version(r)?);
+                    Ok(())
+                }),
+                b"preferredVersion" => group_version(r).map(|p| preferred = p),
+                _ => r.skip(),
+            })?;
+            for v in versions {
+                let is_preferred = v == preferred || preferred.is_empty();
+                out.push((v, is_preferred));
+            }
+            Ok(())
+        }),
+        _ => r.skip(),
+    })?;
+    r.end()?;
     Ok(out)
 }
 

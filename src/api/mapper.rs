@@ -11,7 +11,7 @@ pub struct RestMapper {
 impl RestMapper {
     /// A mapper over these resources (preferred versions first wins ties).
     pub fn new(mut resources: Vec<ApiResource>) -> Self {
-        resources.sort_by_key(|r| !r.preferred);
+        crate::rt::sort::sort_by(&mut resources, |a, b| b.preferred.cmp(&a.preferred));
         RestMapper { resources }
     }
 

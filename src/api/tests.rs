@@ -86,6 +86,49 @@ fn parses_aggregated_and_legacy_discovery() {
 }
 
 #[test]
+fn discovery_documents_read_in_any_member_order_with_nulls_as_empty() {
+    // The group's name and each version's name after their resources; unknown
+    // members of every type skipped; `null` where Go's decoder reads empty.
+    let agg = br#"{"items":[{"versions":[{"resources":[{"verbs":null,"x":[1,{"y":2.5e3}],
+        "resource":"gadgets","scope":"Cluster","responseKind":{"kind":"Gadget"},"shortNames":null,
+        "subresources":[{"subresource":"scale"},{"subresource":"status"}]}],"version":"v1"}],
+        "metadata":{"name":"demo.kubewasm.dev","labels":{}}}],"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2"}"#;
+    let rs = parse_aggregated(agg).unwrap();
+    assert_eq!(
+        rs,
+        vec![ApiResource {
+            group: "demo.kubewasm.dev".into(),
+            version: "v1".into(),
+            plural: "gadgets".into(),
+            singular: "gadget".into(),
+            kind: "Gadget".into(),
+            namespaced: false,
+            short_names: vec![],
+            verbs: vec![],
+            subresources: vec!["scale".into(), "status".into()],
+            preferred: true,
+        }]
+    );
+    // A member of the wrong type, or a cut document, is a decode error.
+    for bad in [
+        &br#"{"kind":"APIGroupDiscoveryList","items":{}}"#[..],
+        br#"{"kind":"APIGroupDiscoveryList","items":[{"versions":[{"version":1}]}]}"#,
+        br#"{"kind":"APIGroupDiscoveryList","items":["#,
+    ] {
+        assert!(parse_aggregated(bad).is_err());
+    }
+    assert!(parse_resource_list(br#"{"resources":[{"namespaced":"yes"}]}"#, true).is_err());
+    assert!(parse_legacy_group_list(br#"{"groups":[{"versions":[5]}]}"#).is_err());
+    assert_eq!(
+        parse_legacy_group_list(
+            br#"{"groups":[{"preferredVersion":null,"versions":[{"groupVersion":"a/v1"}]}]}"#
+        )
+        .unwrap(),
+        vec![("a/v1".to_string(), true)]
+    );
+}
+
+#[test]
 fn discovery_falls_back_to_legacy_and_caches_with_ttl() {
     let t = FakeTransport::new();
     let clock = FakeClock::new();

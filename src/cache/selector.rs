@@ -407,7 +407,7 @@ impl Parser {
             }
             _ => vec![self.value()?],
         };
-        values.sort();
+        crate::rt::sort::sort(&mut values);
         values.dedup();
         Ok(Requirement { key, op, values })
     }
@@ -443,7 +443,7 @@ impl LabelSelector {
                 }
             }
         }
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         requirements.dedup();
         Ok(LabelSelector {
             requirements,
@@ -477,7 +477,7 @@ impl LabelSelector {
                 values: vec![v.into()],
             })
             .collect();
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         LabelSelector {
             requirements,
             nothing: false,
@@ -582,7 +582,7 @@ impl FieldSelector {
                 break;
             }
         }
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         requirements.dedup();
         Ok(FieldSelector { requirements })
     }

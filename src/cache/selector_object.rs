@@ -82,7 +82,7 @@ impl LabelSelector {
             };
             requirements.push(requirement(index, &expr.key, op, values)?);
         }
-        requirements.sort();
+        crate::rt::sort::sort(&mut requirements);
         requirements.dedup();
         Ok(LabelSelector {
             requirements,
@@ -156,7 +156,7 @@ fn requirement(
         validate_label_value(v).map_err(|m| invalid(m, index))?;
     }
     let mut values = values.to_vec();
-    values.sort();
+    crate::rt::sort::sort(&mut values);
     values.dedup();
     Ok(Requirement {
         key: key.to_owned(),

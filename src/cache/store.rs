@@ -308,7 +308,7 @@ fn run_custom(name: &str, f: &IndexFunc, obj: &KubeObject) -> Result<Vec<String>
         message,
     })?;
     if v.len() > 1 {
-        v.sort_unstable();
+        crate::rt::sort::sort(&mut v);
         v.dedup();
     }
     Ok(v)
@@ -572,7 +572,7 @@ impl Indexer {
     /// Add indexes of any kind, in name order (so the layout does not depend
     /// on hash-map order). Custom functions run with no borrow held.
     fn add_indexes(&self, mut new: Vec<(String, IndexFunc, Kind)>) -> Result<(), StoreError> {
-        new.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::rt::sort::sort_by(&mut new, |a, b| a.0.cmp(&b.0));
         let (objs, version, generation) = {
             let st = self.read();
             for (n, _, _) in &new {
@@ -713,7 +713,7 @@ impl Indexer {
             .flatten()
             .filter_map(|&id| st.slots.get(id).map(|s| s.key.to_string()))
             .collect();
-        keys.sort_unstable();
+        crate::rt::sort::sort(&mut keys);
         Ok(keys)
     }
 
@@ -763,7 +763,7 @@ impl Indexer {
                 None => return true,
             }
         }
-        buckets.sort_by_key(|b| b.len());
+        crate::rt::sort::sort_by(&mut buckets, |a, b| a.len().cmp(&b.len()));
         let Some((walk, others)) = buckets.split_first() else {
             return true;
         };

@@ -719,7 +719,9 @@ fn group_handler(
 }
 
 fn sorted_js(mut objs: Vec<KubeObject>) -> Array {
-    objs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+    crate::rt::sort::sort_by(&mut objs, |a, b| {
+        (a.namespace(), a.name()).cmp(&(b.namespace(), b.name()))
+    });
     let arr: Array = objs.iter().map(to_js).collect();
     // Snapshots are shared by every reader: freeze the array too.
     Object::freeze(&arr);

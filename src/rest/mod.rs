@@ -83,6 +83,7 @@ pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, Watc
 pub(crate) use fake_transport::{FakeResponse, FakeTransport};
 #[cfg(test)]
 pub(crate) use list::decode_list;
+pub(crate) use scan::Reader;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) use watch_transport::open_fetch_watches;
 

@@ -17,6 +17,9 @@
 //! unless told otherwise).
 use super::Error;
 
+mod reader;
+pub(crate) use reader::Reader;
+
 /// Byte ranges of one Kubernetes object inside a buffer.
 #[derive(Debug)]
 pub(crate) struct ObjectSpan<'a> {

@@ -13,7 +13,7 @@
 //!
 //! Crate-internal: a single-threaded "something changed" signal, a seedable
 //! generator for jitter (no OS entropy needed in wasm), a fast hasher for the
-//! cache's maps, and growing wasm memory in one step before a large decode.
+//! cache's maps, one shared sort (one copy of std's in the module), and growing wasm memory in one step before a large decode.
 
 mod backoff;
 mod clock;
@@ -24,6 +24,7 @@ pub(crate) mod fx;
 mod heap;
 mod notify;
 mod rand;
+pub(crate) mod sort;
 mod time;
 
 pub use backoff::Backoff;

@@ -285,11 +285,17 @@ pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
     for (k, v) in m.labels {
         labels.push((k.to_cow()?, v.to_cow()?));
     }
-    // Sorted for binary search; of duplicate keys the last one wins, as in
-    // a JSON decoder (reverse, stable sort, keep the first of each key).
-    labels.reverse();
-    labels.sort_by(|a, b| a.0.cmp(&b.0));
-    labels.dedup_by(|later, earlier| later.0 == earlier.0);
+    // Sorted for binary search (servers send them sorted, which the sort
+    // checks first); of duplicate keys the last one wins, as in a JSON
+    // decoder (stable sort, then each later duplicate replaces the kept one).
+    crate::rt::sort::sort_by(&mut labels, |a, b| a.0.cmp(&b.0));
+    labels.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
     let labels = Labels::from_sorted(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
 
     let mut owner_references = Vec::with_capacity(m.owner_references.len());

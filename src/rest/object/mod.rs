@@ -339,6 +339,12 @@ mod tests {
         assert_eq!(o.meta().generation(), None);
         let labels: Vec<_> = o.meta().labels().iter().collect();
         assert_eq!(labels, vec![("j", "x"), ("k", "2")]);
+        // Already in order, a key three times: still the last.
+        let sorted =
+            KubeObject::from_json(br#"{"metadata":{"labels":{"a":"1","a":"2","a":"3","b":"x"}}}"#)
+                .expect("valid");
+        let labels: Vec<_> = sorted.meta().labels().iter().collect();
+        assert_eq!(labels, vec![("a", "3"), ("b", "x")]);
         assert!(o.meta().owner_references().is_empty());
         assert_eq!(o.kind(), "Pod");
         for bad in [
