@@ -13,10 +13,10 @@
 // member order then share one hidden class in the engine, which makes them
 // cheaper to build and smaller than with a closure per member.
 //
-// Only the top level and `metadata` are frozen: a deep freeze walks every
-// nested value and costs more than the parse itself on a busy watch, while
-// freezing the top level already stops the common mistake of assigning
-// fields on a shared cached object.
+// Only the top level and `metadata` (all of it) are frozen: a deep freeze
+// of `spec` and `status` walks every nested value and costs more than the
+// parse itself on a busy watch, while freezing the top level already stops
+// the common mistake of assigning fields on a shared cached object.
 import { throwIfPoisoned } from './kube_error.js';
 
 const STATE = Symbol('kubewasm.object');
@@ -37,7 +37,8 @@ function memberGetter(key) {
       const s = this[STATE];
       return s === undefined ? undefined : s.member(key);
     };
-    getters.set(key, get);
+    // Bounded: member names are few (a hostile server's others get their own).
+    if (getters.size < 4096) getters.set(key, get);
   }
   return get;
 }
@@ -91,8 +92,13 @@ class Members {
         text = memberSource(this.id, i);
       }
       if (text === undefined) return undefined;
-      value = JSON.parse(text);
-      if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
+      if (typeof text === 'string') {
+        value = JSON.parse(text);
+        if (key === 'metadata') freezeDeep(value);
+      } else {
+        // Built in wasm's call already (lazyMetadata).
+        value = text;
+      }
       this.values[i] = value;
     }
     return value;
@@ -109,6 +115,83 @@ export function lazyObject(keysText, id) {
   }
   Object.defineProperty(obj, STATE, { value: new Members(id, keys) });
   return Object.freeze(obj);
+}
+
+// `metadata` for a handler that reads its name and resourceVersion: the
+// member as an object whose string members (name, namespace, uid,
+// resourceVersion, timestamps: no escapes) are slices of its text, taken now,
+// and whose other members (labels, annotations, ownerReferences,
+// managedFields...) are getters that parse their own text on first read.
+// `JSON.parse` of the whole member is what this saves: with managedFields it
+// is most of the member. `layout` (a view of wasm memory, valid only during
+// this call) has five numbers per member, in order: key start and end, value
+// start and end (UTF-16 offsets into `text`, which is ASCII), 1 for a plain
+// string value. Keys are unescaped and distinct (checked in wasm), so the
+// object has the members, order and values `JSON.parse(text)` would give.
+export function lazyMetadata(text, layout) {
+  const meta = {};
+  let parts;
+  for (let m = 0; m + 4 < layout.length; m += 5) {
+    const key = text.slice(layout[m], layout[m + 1]);
+    if (layout[m + 4] === 1) {
+      const value = text.slice(layout[m + 2] + 1, layout[m + 3] - 1);
+      // A plain assignment of `__proto__` would set the prototype instead.
+      if (key !== '__proto__') meta[key] = value;
+      else Object.defineProperty(meta, key, { value, enumerable: true, configurable: true, writable: true });
+    } else {
+      if (parts === undefined) {
+        parts = new Parts(text);
+        Object.defineProperty(meta, STATE, { value: parts });
+      }
+      parts.add(key, layout[m + 2], layout[m + 3]);
+      Object.defineProperty(meta, key, { enumerable: true, configurable: true, get: partGetter(key) });
+    }
+  }
+  return Object.freeze(meta);
+}
+
+// The members of a lazyMetadata object not taken as strings: each one's
+// text range, parsed on first read.
+class Parts {
+  constructor(text) {
+    this.text = text;
+    this.keys = [];
+    this.spans = [];
+    this.values = [];
+  }
+
+  add(key, start, end) {
+    this.keys.push(key);
+    this.spans.push(start, end);
+    this.values.push(undefined);
+  }
+
+  get(key) {
+    const i = this.keys.indexOf(key);
+    if (i < 0) return undefined;
+    let value = this.values[i];
+    // JSON.parse never yields `undefined`, so it marks "not parsed yet".
+    if (value === undefined) {
+      value = freezeDeep(JSON.parse(this.text.slice(this.spans[2 * i], this.spans[2 * i + 1])));
+      this.values[i] = value;
+    }
+    return value;
+  }
+}
+
+const partGetters = new Map();
+
+function partGetter(key) {
+  let get = partGetters.get(key);
+  if (get === undefined) {
+    get = function () {
+      const p = this[STATE];
+      return p === undefined ? undefined : p.get(key);
+    };
+    // Bounded: metadata member names are few; others get their own getter.
+    if (partGetters.size < 4096) partGetters.set(key, get);
+  }
+  return get;
 }
 
 // The text of the members not read yet, handed over as the object's version
@@ -137,11 +220,27 @@ export function adoptMembers(obj, bytes, triples) {
   s.unread = unread;
 }
 
+// Freeze a parsed value and everything in it (metadata: small, and shared by
+// every handler and reader of the version, so one cannot change another's).
+function freezeDeep(value) {
+  if (value === null || typeof value !== 'object') return value;
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    Object.freeze(v);
+    for (const k in v) {
+      const m = v[k];
+      if (m !== null && typeof m === 'object') stack.push(m);
+    }
+  }
+  return value;
+}
+
 // The whole object parsed at once (no layout known), frozen like lazyObject's.
 export function parseFrozen(text) {
   const obj = JSON.parse(text);
   if (obj !== null && typeof obj === 'object') {
-    if (obj.metadata && typeof obj.metadata === 'object') Object.freeze(obj.metadata);
+    freezeDeep(obj.metadata);
     Object.freeze(obj);
   }
   return obj;
