@@ -21,7 +21,6 @@ use std::cell::{Cell, RefCell};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use crate::rest::scan::object_members;
 use crate::rest::{Extension, KubeObject, WeakKubeObject};
 use crate::rt::fx::FxHashMap;
 
@@ -86,7 +85,12 @@ impl Extension for Materialized {
             }
         }
         if let Some(lo) = lo {
-            adopt_members(&self.obj, raw.get(lo..pos).unwrap_or_default(), &triples);
+            let stretch = raw.get(lo..pos).unwrap_or_default();
+            // ASCII (the usual case) goes over as a string (see `adoptText`).
+            match std::str::from_utf8(stretch) {
+                Ok(text) if text.is_ascii() => adopt_text(&self.obj, text, &triples),
+                _ => adopt_members(&self.obj, stretch, &triples),
+            }
         }
     }
 }
@@ -114,15 +118,14 @@ extern "C" {
     fn parse_frozen_js(text: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = setMemberSource)]
     fn set_member_source(f: &Function);
-    #[wasm_bindgen(js_name = lazyMetadata)]
-    fn lazy_metadata_js(text: &str, layout: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = adoptMembers)]
     fn adopt_members(obj: &JsValue, text: &[u8], triples: &[u32]);
+    #[wasm_bindgen(js_name = adoptText)]
+    fn adopt_text(obj: &JsValue, text: &str, triples: &[u32]);
 }
 
-/// Member `index` of the version registered as `id`, as JSON text, or for
-/// `metadata` the member's object itself (`undefined` if the version is gone,
-/// which a released object never asks).
+/// Member `index` of the version registered as `id`, as JSON text
+/// (`undefined` if the version is gone, which a released object never asks).
 fn member_text(id: f64, index: u32) -> JsValue {
     let id = id as u64;
     // The handle is upgraded inside the borrow and used after it, so a drop
@@ -135,17 +138,10 @@ fn member_text(id: f64, index: u32) -> JsValue {
         }
         e.obj.upgrade()
     });
-    let Some((key, text)) = obj.as_ref().and_then(|o| o.member(index as usize)) else {
-        return JsValue::UNDEFINED;
-    };
-    // `metadata` comes built (see `lazyMetadata`), unless its members cannot
-    // be laid out one by one: then as text, parsed whole in JS.
-    if key == "metadata" {
-        if let Some(layout) = object_members(text.as_bytes()) {
-            return lazy_metadata_js(text, &layout);
-        }
-    }
-    JsValue::from_str(text)
+    obj.as_ref()
+        .and_then(|o| o.member(index as usize))
+        .map(|(_, text)| JsValue::from_str(text))
+        .unwrap_or(JsValue::UNDEFINED)
 }
 
 fn ensure_member_source() {

@@ -58,16 +58,16 @@ function keysOf(keysText) {
 }
 
 // The parse state of one object: the id of its cached version, member names,
-// parsed values, and the UTF-8 text of unparsed members once the version has
-// left the cache (see adoptMembers).
+// parsed values, and the text of unparsed members once the version has left
+// the cache (see adoptMembers and adoptText).
 class Members {
   constructor(id, keys) {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
-    // Set by adoptMembers: the handed-over bytes, per member index its start
-    // and end in them, and how many are still unread (the bytes go with the
-    // last one).
+    // Set by adoptMembers or adoptText: the handed-over UTF-8 bytes or
+    // string, per member index its start and end in them, and how many are
+    // still unread (the text goes with the last one).
     this.bytes = null;
     this.spans = null;
     this.unread = 0;
@@ -80,9 +80,10 @@ class Members {
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
       let text;
-      // Handed over as UTF-8 bytes (see adoptMembers): decoded when read.
+      // Handed over (see adoptMembers): cut out, and decoded, when read.
       if (this.spans !== null && this.spans[2 * i + 1] !== undefined) {
-        text = utf8.decode(this.bytes.subarray(this.spans[2 * i], this.spans[2 * i + 1]));
+        const [b, from, to] = [this.bytes, this.spans[2 * i], this.spans[2 * i + 1]];
+        text = typeof b === 'string' ? b.slice(from, to) : utf8.decode(b.subarray(from, to));
         this.spans[2 * i + 1] = undefined;
         if (--this.unread === 0) this.bytes = this.spans = null;
       } else {
@@ -92,13 +93,8 @@ class Members {
         text = memberSource(this.id, i);
       }
       if (text === undefined) return undefined;
-      if (typeof text === 'string') {
-        value = JSON.parse(text);
-        if (key === 'metadata') freezeDeep(value);
-      } else {
-        // Built in wasm's call already (lazyMetadata).
-        value = text;
-      }
+      value = JSON.parse(text);
+      if (key === 'metadata') freezeDeep(value);
       this.values[i] = value;
     }
     return value;
@@ -117,83 +113,6 @@ export function lazyObject(keysText, id) {
   return Object.freeze(obj);
 }
 
-// `metadata` for a handler that reads its name and resourceVersion: the
-// member as an object whose string members (name, namespace, uid,
-// resourceVersion, timestamps: no escapes) are slices of its text, taken now,
-// and whose other members (labels, annotations, ownerReferences,
-// managedFields...) are getters that parse their own text on first read.
-// `JSON.parse` of the whole member is what this saves: with managedFields it
-// is most of the member. `layout` (a view of wasm memory, valid only during
-// this call) has five numbers per member, in order: key start and end, value
-// start and end (UTF-16 offsets into `text`, which is ASCII), 1 for a plain
-// string value. Keys are unescaped and distinct (checked in wasm), so the
-// object has the members, order and values `JSON.parse(text)` would give.
-export function lazyMetadata(text, layout) {
-  const meta = {};
-  let parts;
-  for (let m = 0; m + 4 < layout.length; m += 5) {
-    const key = text.slice(layout[m], layout[m + 1]);
-    if (layout[m + 4] === 1) {
-      const value = text.slice(layout[m + 2] + 1, layout[m + 3] - 1);
-      // A plain assignment of `__proto__` would set the prototype instead.
-      if (key !== '__proto__') meta[key] = value;
-      else Object.defineProperty(meta, key, { value, enumerable: true, configurable: true, writable: true });
-    } else {
-      if (parts === undefined) {
-        parts = new Parts(text);
-        Object.defineProperty(meta, STATE, { value: parts });
-      }
-      parts.add(key, layout[m + 2], layout[m + 3]);
-      Object.defineProperty(meta, key, { enumerable: true, configurable: true, get: partGetter(key) });
-    }
-  }
-  return Object.freeze(meta);
-}
-
-// The members of a lazyMetadata object not taken as strings: each one's
-// text range, parsed on first read.
-class Parts {
-  constructor(text) {
-    this.text = text;
-    this.keys = [];
-    this.spans = [];
-    this.values = [];
-  }
-
-  add(key, start, end) {
-    this.keys.push(key);
-    this.spans.push(start, end);
-    this.values.push(undefined);
-  }
-
-  get(key) {
-    const i = this.keys.indexOf(key);
-    if (i < 0) return undefined;
-    let value = this.values[i];
-    // JSON.parse never yields `undefined`, so it marks "not parsed yet".
-    if (value === undefined) {
-      value = freezeDeep(JSON.parse(this.text.slice(this.spans[2 * i], this.spans[2 * i + 1])));
-      this.values[i] = value;
-    }
-    return value;
-  }
-}
-
-const partGetters = new Map();
-
-function partGetter(key) {
-  let get = partGetters.get(key);
-  if (get === undefined) {
-    get = function () {
-      const p = this[STATE];
-      return p === undefined ? undefined : p.get(key);
-    };
-    // Bounded: metadata member names are few; others get their own getter.
-    if (partGetters.size < 4096) partGetters.set(key, get);
-  }
-  return get;
-}
-
 // The text of the members not read yet, handed over as the object's version
 // leaves the cache: `bytes` (UTF-8, a view of wasm memory valid only during
 // this call) holds them, `triples` each one's index and its start and end
@@ -201,6 +120,18 @@ function partGetter(key) {
 // read: on a watch flood every replaced version comes here, and its object
 // is usually never read again.
 export function adoptMembers(obj, bytes, triples) {
+  adopt(obj, bytes, triples);
+}
+
+// The same for ASCII text (offsets are then UTF-16 units too), handed over
+// as a string: a short-lived string is freed by the engine's young-generation
+// collection, where a copied ArrayBuffer per replaced version is external
+// memory that drives full collections on a flood.
+export function adoptText(obj, text, triples) {
+  adopt(obj, text, triples);
+}
+
+function adopt(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
   // One copy and one array of offsets; a view per member only when read.
@@ -215,7 +146,7 @@ export function adoptMembers(obj, bytes, triples) {
     }
   }
   if (unread === 0) return;
-  s.bytes = bytes.slice();
+  s.bytes = typeof bytes === 'string' ? bytes : bytes.slice();
   s.spans = spans;
   s.unread = unread;
 }

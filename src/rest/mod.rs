@@ -35,7 +35,7 @@ mod list_decoder;
 mod object;
 mod params;
 mod request;
-pub(crate) mod scan;
+mod scan;
 mod transport;
 #[cfg(all(doc, not(target_arch = "wasm32")))]
 mod wasm_only_docs;

@@ -889,62 +889,6 @@ pub(crate) fn find_path<'a>(input: &'a [u8], path: &[&str]) -> Option<&'a [u8]> 
     Some(cur)
 }
 
-/// Most members [`object_members`] lays out (more: `None`, and the reader
-/// parses the object whole; metadata has about a dozen).
-const MAX_LAID_OUT: usize = 64;
-
-/// Where each member of the JSON object `input` sits, for a reader that
-/// takes the members one at a time: five numbers per member — key start and
-/// end (inside its quotes), value start and end, and 1 when the value is a
-/// string without escapes (its contents are then the bytes inside the
-/// quotes), else 0. `None` when `input` is not an object (or not valid JSON),
-/// is not all ASCII (offsets then differ between bytes and UTF-16 units), has
-/// a key with an escape or a repeated key (a decoder keeps the last value at
-/// the first key's place), or has more than 64 members.
-pub(crate) fn object_members(input: &[u8]) -> Option<Vec<u32>> {
-    if !input.is_ascii() || u32::try_from(input.len()).is_err() {
-        return None;
-    }
-    let mut s = Scanner::new(input);
-    s.skip_ws();
-    if s.peek() != Some(b'{') {
-        return None;
-    }
-    let mut out: Vec<u32> = Vec::with_capacity(5 * 16);
-    let mut keys: Vec<&[u8]> = Vec::with_capacity(16);
-    s.members(|key, s| {
-        let from = s.pos;
-        let plain = if s.peek() == Some(b'"') {
-            !s.string()?.escaped
-        } else {
-            s.value()?;
-            false
-        };
-        if key.contains(&b'\\') || keys.len() >= MAX_LAID_OUT || keys.contains(&key) {
-            // Stop here: the caller parses the object whole.
-            return Err(Fail {
-                what: "not laid out",
-                at: from,
-            });
-        }
-        keys.push(key);
-        let key_start = (key.as_ptr() as usize).saturating_sub(input.as_ptr() as usize);
-        // In range: the input's length fits in a u32 (checked above).
-        let at = |o: usize| o as u32;
-        out.extend([
-            at(key_start),
-            at(key_start + key.len()),
-            at(from),
-            at(s.pos),
-            u32::from(plain),
-        ]);
-        Ok(())
-    })
-    .ok()?;
-    s.end().ok()?;
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1196,56 +1140,5 @@ mod tests {
         }
         let e = parse_object(br#"{"metadata":{"annotations":{"x":tru}}}"#).expect_err("bad");
         assert!(e.to_string().contains("expected a value at byte 32"), "{e}");
-    }
-
-    #[test]
-    fn object_members_lay_out_each_member_and_flag_plain_strings() {
-        let text = br#" { "name" : "a", "labels":{"x":"y"}, "rv":"1\"2", "n":5 ,"e":""} "#;
-        let l = object_members(text).expect("laid out");
-        assert_eq!(l.len(), 25);
-        let at = |a: u32, b: u32| std::str::from_utf8(&text[a as usize..b as usize]).unwrap();
-        let members: Vec<(&str, &str, u32)> = l
-            .chunks_exact(5)
-            .map(|m| (at(m[0], m[1]), at(m[2], m[3]), m[4]))
-            .collect();
-        assert_eq!(
-            members,
-            [
-                ("name", r#""a""#, 1),
-                ("labels", r#"{"x":"y"}"#, 0),
-                ("rv", r#""1\"2""#, 0),
-                ("n", "5", 0),
-                ("e", r#""""#, 1),
-            ]
-        );
-        assert_eq!(object_members(b"{}"), Some(vec![]));
-    }
-
-    #[test]
-    fn object_members_refuses_what_a_reader_could_not_take_member_by_member() {
-        // A repeated key (JSON.parse keeps the last value at the first place),
-        // an escaped key, non-ASCII text, not an object, invalid or trailing text.
-        for bad in [
-            &br#"{"a":1,"b":2,"a":3}"#[..],
-            br#"{"a\u0062":1}"#,
-            "{\"a\":\"\u{e9}\"}".as_bytes(),
-            b"[1]",
-            b"null",
-            br#"{"a":1"#,
-            br#"{"a":tru}"#,
-            br#"{"a":1} x"#,
-        ] {
-            assert_eq!(object_members(bad), None, "{}", String::from_utf8_lossy(bad));
-        }
-        let many = format!(
-            "{{{}}}",
-            (0..65).map(|i| format!("\"k{i}\":0")).collect::<Vec<_>>().join(",")
-        );
-        assert_eq!(object_members(many.as_bytes()), None, "more than 64 members");
-        let most = format!(
-            "{{{}}}",
-            (0..64).map(|i| format!("\"k{i}\":0")).collect::<Vec<_>>().join(",")
-        );
-        assert_eq!(object_members(most.as_bytes()).map(|l| l.len()), Some(320));
     }
 }

@@ -43,10 +43,9 @@ where
 
 /// Yield to the host event loop so a long job does not block rendering or I/O.
 ///
-/// In wasm this waits for the next macrotask (`scheduler.postTask`,
-/// `setImmediate` or a `MessageChannel` message where the host has one, so
-/// the wait is not clamped as nested zero-delay timers are), which lets the
-/// browser paint and deliver input between batches; natively it re-queues the
+/// In wasm this waits for the next macrotask (`setImmediate` where the host
+/// has it, as Node does, else a zero-delay timeout), which lets the browser
+/// paint and deliver input between batches; natively it re-queues the
 /// current task once.
 pub async fn yield_now() {
     platform::yield_now().await

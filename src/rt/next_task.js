@@ -1,32 +1,12 @@
-// The next macrotask, without the 4 ms floor browsers put on zero-delay
-// timers once they nest (every turn of a busy loop that yields with
-// setTimeout(0) nests one deeper), and without Node's 1 ms timer floor.
-// `scheduler.postTask` (Chromium pages and workers) and `setImmediate`
-// (Node, Bun) are not clamped; a MessageChannel message is the fallback in
-// other pages; elsewhere (workerd, Deno) a zero-delay timeout, unclamped there.
-const post = (() => {
-  const g = globalThis;
-  if (typeof g.scheduler === 'object' && g.scheduler !== null && typeof g.scheduler.postTask === 'function') {
-    return (f) => g.scheduler.postTask(f);
-  }
-  if (typeof g.setImmediate === 'function') return (f) => g.setImmediate(f);
-  if (typeof g.document === 'object' && typeof g.MessageChannel === 'function') {
-    const waiting = [];
-    let channel;
-    return (f) => {
-      if (channel === undefined) {
-        channel = new g.MessageChannel();
-        channel.port1.onmessage = () => {
-          const next = waiting.shift();
-          if (next !== undefined) next();
-        };
-      }
-      waiting.push(f);
-      channel.port2.postMessage(null);
-    };
-  }
-  return (f) => g.setTimeout(f, 0);
-})();
+// The next macrotask. Node and Bun have `setImmediate`, which is not held to
+// the 1 ms floor Node puts on a zero-delay timer (a busy loop that yields
+// every slice otherwise idles that long per turn). Pages keep the zero-delay
+// timer: an unclamped yield (`scheduler.postTask`, a MessageChannel message)
+// measured no faster in a page and left twice the wasm memory after a flood
+// (BENCHMARKS.md).
+const post = typeof globalThis.setImmediate === 'function'
+  ? (f) => globalThis.setImmediate(f)
+  : (f) => globalThis.setTimeout(f, 0);
 
 export function nextTask() {
   return new Promise((resolve) => post(resolve));
