@@ -116,6 +116,7 @@ bench: deps
 	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
 	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done
+	scripts/with-sim.sh --rv0-unpaginated -- node --expose-gc tests/js/bench/list-memory.mjs 50000
 	$(WITH_SIM) node --expose-gc tests/js/bench/objects.mjs
 	$(WITH_SIM) node tests/js/bench/freeze.mjs
 	for i in 1 2 3; do for m in bounded unbounded; do $(WITH_SIM) node tests/js/bench/slow-handler.mjs $$m || exit 1; done; done

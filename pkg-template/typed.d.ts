@@ -9,6 +9,7 @@
 import type {
   ApiResourceInfo,
   ClientOptions,
+  DeleteOptions,
   Diff,
   EventHandlers,
   EventRegistration,
@@ -80,8 +81,10 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
-  /** Get one object by name, in `namespace` or the client's. */
-  get(name: string, namespace?: string | null): Promise<T>;
+  /** Get one object by name: a cluster-scoped one, or in the client's namespace. */
+  get(name: string): Promise<T>;
+  /** Get one object by name in `namespace` (the client's when `null` or `undefined`). */
+  get(name: string, namespace: string | null | undefined): Promise<T>;
   /** List one page (or everything when no `limit` is given). */
   list(opts?: ListOptions): Promise<ListResult<T>>;
   /** Create an object, in `metadata.namespace` or the client's. */
@@ -96,7 +99,8 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
    * persistent volumes and claims, namespaces), or with a `Status` when it was
    * deleted at once: tell them apart with `isStatus`.
    */
-  delete(name: string, namespace?: string | null): Promise<T | Status>;
+  delete(name: string): Promise<T | Status>;
+  delete(name: string, namespace: string | null | undefined, opts?: DeleteOptions): Promise<T | Status>;
   /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
   watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>>;
 }
@@ -195,8 +199,10 @@ export declare class Lister<T extends KubeObject = KubeObject> {
   [Symbol.dispose](): void;
   /** Objects matching the filter (indexes are used for namespaces and indexed labels). */
   list(filter?: ListFilter): T[];
-  /** The cached object `name` in `namespace` (omit it for a cluster-scoped object); `undefined` when absent. The order of `ResourceClient.get`. */
-  get(name: string, namespace?: string | null): T | undefined;
+  /** The cached cluster-scoped object `name`; `undefined` when absent. */
+  get(name: string): T | undefined;
+  /** The cached object `name` in `namespace`; `undefined` when absent. The order of `ResourceClient.get` and client-node's `ObjectCache.get`. */
+  get(name: string, namespace: string | null | undefined): T | undefined;
   /** Objects listed under `value` in the index `indexName` (`namespace` is built in). */
   byIndex(indexName: string, value: string): T[];
 }

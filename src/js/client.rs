@@ -16,8 +16,8 @@ use super::options::{self, millis};
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
-    PostParams, RateLimit, Request, Status, WatchEvent, WatchParams, WatchStream,
-    WatchTransportMode,
+    PostParams, PropagationPolicy, RateLimit, Request, Status, WatchEvent, WatchParams,
+    WatchStream, WatchTransportMode,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -141,6 +141,15 @@ export interface WriteOptions {
 }
 
 export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
+
+/** Options of a delete. */
+export interface DeleteOptions {
+  dryRun?: boolean;
+  /** Seconds the object may take to terminate (0: at once). */
+  gracePeriodSeconds?: number;
+  /** What happens to dependents: the server's default for the resource when absent. */
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+}
 
 /** The API server's `Status` object, e.g. what `delete` resolves with when the object was deleted at once. */
 export interface Status {
@@ -343,6 +352,28 @@ impl ResourceClient {
     }
 }
 
+fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
+    let propagation_policy = match options::string(opts, "propagationPolicy")?.as_deref() {
+        None => None,
+        Some("Orphan") => Some(PropagationPolicy::Orphan),
+        Some("Background") => Some(PropagationPolicy::Background),
+        Some("Foreground") => Some(PropagationPolicy::Foreground),
+        Some(other) => {
+            return Err(KubeErrorInit::invalid(format!(
+                "option `propagationPolicy` must be Orphan, Background or Foreground, not {other:?}"
+            )))
+        }
+    };
+    Ok(DeleteParams {
+        propagation_policy,
+        grace_period_seconds: options::number(opts, "gracePeriodSeconds")?
+            .map(|n| n.min(u32::MAX as f64) as u32),
+        dry_run: options::prop(opts, "dryRun")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
+    })
+}
+
 fn write_params(opts: &JsValue) -> Result<(bool, Option<String>, bool), KubeErrorInit> {
     let dry = options::prop(opts, "dryRun")
         .and_then(|v| v.as_bool())
@@ -498,15 +529,21 @@ impl ResourceClient {
         unchecked_return_type = "Promise<KubeObject | Status>",
         js_name = "delete"
     )]
-    pub fn delete_(&self, name: String, namespace: Option<String>) -> Promise {
+    pub fn delete_(
+        &self,
+        name: String,
+        namespace: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "DeleteOptions")] opts: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let params = delete_params(&opts)?;
         let api = self.scoped(namespace.as_deref());
-        future_to_promise(async move {
-            match api.delete(&name, &DeleteParams::default()).await {
+        Ok(future_to_promise(async move {
+            match api.delete(&name, &params).await {
                 Ok(Deleted::Object(o)) => Ok(to_js_owned(&o)),
                 Ok(Deleted::Status(s)) => status_to_js(&s),
                 Err(e) => Err(from_rest(&e)),
             }
-        })
+        }))
     }
 
     /// Watch changes as an async iterable of events. Breaking out of the loop

@@ -340,8 +340,11 @@ impl Client {
     }
 
     /// One attempt: send, and for non-watches read the body, all within the
-    /// timeout. Returns the response and (non-watch) its body; non-success
-    /// statuses come back as `Ok` for the caller to classify.
+    /// timeout. A LIST streams: the timeout covers its headers and then each
+    /// wait for more of the body, not the whole transfer, so a collection of
+    /// any size can arrive as long as it keeps arriving. Returns the response
+    /// and (non-watch) its body; non-success statuses come back as `Ok` for
+    /// the caller to classify.
     async fn attempt(
         &self,
         http: HttpRequest,
@@ -369,25 +372,36 @@ impl Client {
                 _ if !ok => Body::Bytes(
                     read_error_body(&mut resp.body, max_body.min(ERROR_BODY_MAX)).await?,
                 ),
-                Want::Stream => Body::None,
+                Want::Stream | Want::List(_) => Body::None,
                 Want::Bytes => Body::Bytes(read_body(&mut resp.body, max_body).await?),
-                Want::List(hooks) => {
-                    Body::List(read_list(&mut resp.body, max_body, hooks.clone()).await?)
-                }
             };
-            Ok((resp, body))
+            Ok::<_, Error>((resp, body))
         };
-        match timeout {
-            None => work.await,
+        let (mut resp, body) = match timeout {
+            None => work.await?,
             Some(d) => {
                 let work = Box::pin(work);
                 match select(work, self.0.clock.sleep(d)).await {
-                    Either::Left((r, _)) => r,
+                    Either::Left((r, _)) => r?,
                     Either::Right(_) => {
-                        Err(Error::timeout(format!("no complete response within {d:?}")))
+                        return Err(Error::timeout(format!("no complete response within {d:?}")))
                     }
                 }
             }
+        };
+        match want {
+            Want::List(hooks) if (200..300).contains(&resp.status) => {
+                let list = read_list(
+                    &mut resp.body,
+                    max_body,
+                    hooks.clone(),
+                    &self.0.clock,
+                    timeout,
+                )
+                .await?;
+                Ok((resp, Body::List(list)))
+            }
+            _ => Ok((resp, body)),
         }
     }
 
@@ -504,15 +518,30 @@ async fn read_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>, Error
 
 /// A LIST body decoded chunk by chunk; [`Error::ResponseTooLarge`] as soon
 /// as it exceeds `limit` (the decoded items count against it as the body
-/// they came from would).
+/// they came from would), [`Error::Timeout`] when no more of it arrives for
+/// `idle`.
 async fn read_list(
     body: &mut BodyStream,
     limit: usize,
     hooks: ListHooks,
+    clock: &SharedClock,
+    idle: Option<Duration>,
 ) -> Result<ObjectList, Error> {
     let mut decoder = ListDecoder::with_hooks(hooks);
     let mut read = 0usize;
-    while let Some(chunk) = body.next().await {
+    loop {
+        let next = match idle {
+            None => body.next().await,
+            Some(d) => match select(body.next(), clock.sleep(d)).await {
+                Either::Left((next, _)) => next,
+                Either::Right(_) => {
+                    return Err(Error::timeout(format!(
+                        "no more of the list for {d:?} after {read} bytes"
+                    )))
+                }
+            },
+        };
+        let Some(chunk) = next else { break };
         let chunk = chunk?;
         read = read.saturating_add(chunk.len());
         if read > limit {

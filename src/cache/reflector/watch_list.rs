@@ -133,7 +133,7 @@ impl Reflector {
                         }
                         let items: Vec<KubeObject> = temp.into_values().collect();
                         let n = items.len() as u64;
-                        let skipped = self.fifo.replace(items, &rv);
+                        let skipped = self.fifo.replace_prepared(items, &rv);
                         self.report_skipped(skipped);
                         self.set_last_rv(&rv);
                         self.state.borrow_mut().rv_unavailable = false;
@@ -163,8 +163,18 @@ impl Reflector {
                         }
                     };
                     match ev {
+                        // Transformed (or swapped for the stored copy) as it
+                        // arrives, so the raw objects are never held all at once.
                         WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                            temp.insert(key, o);
+                            match self.fifo.prepare(o) {
+                                Ok((_, o)) => {
+                                    temp.insert(key, o);
+                                }
+                                Err(skipped) => {
+                                    temp.remove(&key);
+                                    self.report_skipped(vec![skipped]);
+                                }
+                            }
                         }
                         WatchEvent::Deleted(_) => {
                             temp.remove(&key);

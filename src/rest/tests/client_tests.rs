@@ -470,3 +470,48 @@ fn natively_client_new_is_a_typed_error_naming_with_transport() {
         other => panic!("expected InvalidConfig, got {other:?}"),
     }
 }
+
+/// A LIST streams: the timeout bounds each wait for more of the body, so a
+/// big list that keeps arriving is not cut off, and one that stalls is.
+#[test]
+fn a_list_may_take_longer_than_the_timeout_while_it_keeps_arriving() {
+    let (c, t, clock) = setup(Config {
+        timeout: Some(Duration::from_secs(10)),
+        ..config()
+    });
+    let list = |c: &Client| {
+        let c = c.clone();
+        async move { c.send_list(&Request::get().resource("pods")).await }
+    };
+    let (resp, body) = FakeResponse::streaming(200);
+    t.push(resp);
+    let r = start(list(&c));
+    body.send(&br#"{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":["#[..]);
+    for i in 0..5 {
+        clock.advance(Duration::from_secs(8));
+        run_until_stalled();
+        let sep = if i == 0 { "" } else { "," };
+        body.send(format!(r#"{sep}{{"metadata":{{"name":"p{i}"}}}}"#).into_bytes());
+        run_until_stalled();
+        assert!(r.borrow().is_none(), "40 s in all, never 10 s without data");
+    }
+    body.send(&b"]}"[..]);
+    body.close();
+    run_until_stalled();
+    let l = r.borrow_mut().take().expect("done").expect("list");
+    assert_eq!(l.items.len(), 5);
+    assert_eq!(l.resource_version, "5");
+
+    let (resp, body) = FakeResponse::streaming(200);
+    t.push(resp);
+    let r = start(list(&c));
+    body.send(&br#"{"items":[{"metadata":{"name":"a"}}"#[..]);
+    run_until_stalled();
+    clock.advance(Duration::from_secs(10));
+    run_until_stalled();
+    assert!(matches!(
+        r.borrow_mut().take().expect("done"),
+        Err(Error::Timeout { .. })
+    ));
+    assert!(body.is_closed(), "the stalled body was dropped");
+}

@@ -54,7 +54,11 @@ test('delete resolves with a Status when deleted at once, with the object for po
   const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
   const name = unique('scope-cm');
   const created = await cms.create({ metadata: { name }, data: { a: '1' } } as KubeObject);
-  const gone = await cms.delete(name);
+  // A dry run deletes nothing; a bad option is refused before any request.
+  await cms.delete(name, undefined, { dryRun: true });
+  assert.equal((await cms.get(name)).metadata.uid, created.metadata.uid, 'a dry run deletes nothing');
+  assert.throws(() => cms.delete(name, undefined, { propagationPolicy: 'Sideways' as 'Orphan' }), invalid(/propagationPolicy/));
+  const gone = await cms.delete(name, undefined, { propagationPolicy: 'Background', gracePeriodSeconds: 0 });
   if (!isStatus(gone)) throw new Error(`a configmap deleted at once answers a Status, not ${JSON.stringify(gone)}`);
   const status: Status = gone;
   assert.equal(status.status, 'Success');
