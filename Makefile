@@ -91,13 +91,17 @@ test-edge: build
 	cd examples/edge-worker && npm test
 
 # `npm pack` of the package installs into a fresh Vite + TypeScript app that
-# type-checks with `strict` and builds.
+# type-checks with `strict` and builds; its React page (`kubewasm/react` in
+# StrictMode) then runs in headless Chromium against the sim.
 test-vite: build
+	cargo build -q --release -p kubewasm-sim
+	cd tests/page && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	mkdir -p target && rm -f target/kubewasm-*.tgz
 	cd pkg && npm pack --silent --pack-destination ../target >/dev/null
 	cd tests/vite-app && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd tests/vite-app && npm install --no-save --no-audit --no-fund --loglevel=error ../../target/kubewasm-*.tgz
 	cd tests/vite-app && npm run --silent check
+	cd tests/vite-app && npm test
 
 ## build: the npm package (web + bundler targets) with pkg-template/ merged in.
 build pkg: deps
@@ -112,12 +116,13 @@ bench: deps
 	cargo bench -p kubewasm
 	scripts/rust-app-size.sh
 	cargo build -q --release -p kubewasm-sim && scripts/build-pkg.sh >/dev/null && scripts/site.sh
-	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs
+	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs && node warm-start.mjs
 	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
 	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done
 	scripts/with-sim.sh --rv0-unpaginated -- node --expose-gc tests/js/bench/list-memory.mjs 50000
 	$(WITH_SIM) node --expose-gc tests/js/bench/objects.mjs
+	$(WITH_SIM) node tests/js/bench/metadata-bytes.mjs
 	$(WITH_SIM) node tests/js/bench/freeze.mjs
 	for i in 1 2 3; do for m in bounded unbounded; do $(WITH_SIM) node tests/js/bench/slow-handler.mjs $$m || exit 1; done; done
 	for b in $(WASM_BENCHES); do \

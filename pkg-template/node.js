@@ -16,12 +16,14 @@ export function wasmMemoryBytes() {
   return wasm.memory.buffer.byteLength;
 }
 
-// `transport` unset or 'node': the Node transport, built from `tls`. Anything
-// else goes to the client as given (which refuses `tls` beside it).
+// `transport` unset or 'node' (and no `fetch`): the Node transport, built from
+// `tls`. Anything else goes to the client as given (which refuses `tls` beside it).
 function withTransport(opts) {
   if (opts === null || typeof opts !== 'object') return opts;
   const { transport, tls, ...rest } = opts;
   if (transport !== undefined && transport !== 'node') return opts;
+  // A supplied `fetch` is the transport (the client refuses `tls` beside it).
+  if (transport === undefined && typeof opts.fetch === 'function') return opts;
   try {
     return { ...rest, transport: nodeTransport({ tls }) };
   } catch (err) {

@@ -20,6 +20,8 @@ import type {
   ListFilter,
   ListOptions,
   ListResult,
+  LogOptions,
+  LogStream,
   PatchKind,
   ReconcileResult,
   ResourceRef,
@@ -68,6 +70,11 @@ export declare class KubeClient {
   resourceFor(name: string): Promise<ApiResourceInfo>;
   /** Forget cached discovery (after installing a CRD, say). */
   invalidateDiscovery(): void;
+  /**
+   * A container's log line by line (`for await`, or `.readable()` for a `ReadableStream<string>`); sent on
+   * the first read, aborted by `break`, `return()` or cancelling. Throws `KubeError` (`Invalid`) on bad options.
+   */
+  logs(namespace: string, pod: string, opts?: LogOptions): LogStream;
 }
 
 /**
@@ -134,6 +141,11 @@ export declare class InformerFactory {
   waitForSync(): Promise<void>;
   /** Stop every informer. */
   shutdown(): void;
+  /**
+   * Stop writing to IndexedDB and delete every copy stored under the
+   * `persist` name (every server and identity), e.g. at logout.
+   */
+  clearPersisted(): Promise<void>;
 }
 
 /** A live, indexed cache of one resource. */

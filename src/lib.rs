@@ -17,18 +17,17 @@
 //! The whole flow in a wasm32 app: a [`Config`], a [`Client`] over `fetch`,
 //! a [`SharedInformerFactory`], an informer per resource scope, a bounded
 //! wait for the initial list, then reads from the cache through a
-//! [`Lister`]. `examples/rust-app` is this as
-//! a crate of its own, tested in Node and Chromium.
+//! [`Lister`]. `examples/rust-app` is this as a crate of its own, tested in
+//! Node and Chromium.
 //!
 //! ```no_run
 //! use std::cell::RefCell;
 //! use std::rc::Rc;
 //! use std::time::Duration;
 //!
-//! use kubewasm::cache::{handler, InformerOptions, LabelSelector, Notification};
-//! use kubewasm::api::ApiResource;
-//! use kubewasm::cache::{ResourceScope, SharedInformerFactory};
-//! use kubewasm::rest::{Client, Config};
+//! use kubewasm::cache::handler;
+//! use kubewasm::{ApiResource, Client, Config, InformerOptions, LabelSelector};
+//! use kubewasm::{ResourceScope, SharedInformerFactory};
 //!
 //! async fn web_pods() -> Result<Vec<String>, Box<dyn std::error::Error>> {
 //!     // e.g. `kubectl proxy`, or an API server that allows this origin (CORS).
@@ -36,14 +35,12 @@
 //!     let client = Client::new(config)?;
 //!     let factory = SharedInformerFactory::new(client, InformerOptions::default());
 //!     // A scope no request could be built for is an error here, not a retry loop.
-//!     let scope = ResourceScope::new(ApiResource::new("", "v1", "pods", true)).namespace("default");
-//!     let pods = factory.try_informer(scope, None)?;
+//!     let pods = ApiResource::new("", "v1", "pods", true);
+//!     let pods = factory.informer(ResourceScope::new(pods).namespace("default"), None)?;
 //!     // Handlers see every change in the order the cache applied them.
 //!     let changed = Rc::new(RefCell::new(Vec::new()));
 //!     let log = changed.clone();
-//!     pods.add_event_handler(handler(move |n: Notification| {
-//!         log.borrow_mut().extend(n.key().ok());
-//!     }))?;
+//!     pods.add_event_handler(handler(move |n| log.borrow_mut().extend(n.key().ok())))?;
 //!     factory.start();
 //!     // Unbounded `wait_for_sync` would wait through every retry of an
 //!     // unreachable server; this returns its last error instead.

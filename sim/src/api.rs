@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::http::{Request, Response};
 use crate::list::ListRequest;
+use crate::partial::Shape;
 use crate::patch;
 use crate::resources::{find, Resource, RESOURCES};
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -27,6 +28,8 @@ pub enum Reply {
     Full(Response),
     /// A watch to stream.
     Watch(Box<WatchParams>),
+    /// A followed container log to stream.
+    Log(Box<crate::logs::LogRequest>),
 }
 
 /// A Status response for an error.
@@ -135,6 +138,21 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
         ("GET", None, None) if req.flag("watch") => watch_params(sim, &t, req),
         ("GET", None, None) => list(sim, &t, req),
         ("GET", Some(_), None) if req.flag("watch") => watch_params(sim, &t, req),
+        ("GET", Some(name), Some("log")) => {
+            let pod: Value = {
+                let st = lock(&sim.store);
+                let o = st
+                    .get(t.res, t.ns_key(), name)
+                    .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
+                serde_json::from_slice(&o.bytes).unwrap_or(Value::Null)
+            };
+            let lr = crate::logs::parse(sim, t.ns_key(), &pod, req)?;
+            Ok(if lr.follows() {
+                Reply::Log(Box::new(lr))
+            } else {
+                Reply::Full(lr.body(sim))
+            })
+        }
         ("GET", Some(name), sub) => {
             let st = lock(&sim.store);
             let o = st
@@ -142,12 +160,17 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
                 .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
             Ok(match sub {
                 Some("scale") => Reply::Full(Response::json(200, scale_json(o))),
+                _ if shape(sim, req, false)? == Shape::Partial => {
+                    Reply::Full(Response::json(200, crate::partial::object(&o.bytes)))
+                }
                 _ => object(200, o),
             })
         }
-        ("POST", None, None) => create(sim, &t, req),
-        ("PUT", Some(name), sub) => replace(sim, &t, name, sub, req),
-        ("PATCH", Some(name), sub) => patch_object(sim, &t, name, sub, req),
+        ("POST", None, None) => create(sim, &t, req).map(|r| with_warnings(&t, r)),
+        ("PUT", Some(name), sub) => replace(sim, &t, name, sub, req).map(|r| with_warnings(&t, r)),
+        ("PATCH", Some(name), sub) => {
+            patch_object(sim, &t, name, sub, req).map(|r| with_warnings(&t, r))
+        }
         ("DELETE", Some(name), None) => delete(sim, &t, name, req),
         ("DELETE", None, None) => delete_collection(sim, &t, req),
         (m, _, _) => Err(ApiError::new(
@@ -156,6 +179,22 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
             format!("the server does not allow this method on the requested resource ({m})"),
         )),
     }
+}
+
+/// A successful write of a pod carries the API server's warnings about the
+/// pod as written (see warnings.rs).
+fn with_warnings(t: &Target, reply: Reply) -> Reply {
+    let Reply::Full(mut resp) = reply else {
+        return reply;
+    };
+    if t.r().kind == "Pod" && t.sub.is_none() && (200..300).contains(&resp.code) {
+        if let Ok(pod) = serde_json::from_slice::<Value>(&resp.body) {
+            for w in crate::warnings::pod_warnings(&pod) {
+                resp = resp.with_header("Warning", crate::warnings::header_value(&w));
+            }
+        }
+    }
+    Reply::Full(resp)
 }
 
 fn dry_run(req: &Request) -> bool {
@@ -526,6 +565,25 @@ pub fn list_bytes(
     remaining: Option<usize>,
     items: &[Obj],
 ) -> Vec<u8> {
+    list_bytes_of(
+        &format!("{}List", r.kind),
+        &r.api_version(),
+        rv,
+        cont,
+        remaining,
+        items.iter().map(|o| &o.bytes[..]),
+    )
+}
+
+/// A list body of `kind` holding `items` (each one object's JSON).
+fn list_bytes_of<'a>(
+    kind: &str,
+    api_version: &str,
+    rv: u64,
+    cont: Option<&str>,
+    remaining: Option<usize>,
+    items: impl Iterator<Item = &'a [u8]> + Clone,
+) -> Vec<u8> {
     // Written by hand to keep the API server's key order.
     let mut meta = format!("{{\"resourceVersion\":\"{rv}\"");
     if let Some(c) = cont {
@@ -536,27 +594,30 @@ pub fn list_bytes(
         meta.push_str(&format!(",\"remainingItemCount\":{n}"));
     }
     meta.push('}');
-    let size: usize = items.iter().map(|o| o.bytes.len() + 1).sum();
+    let size: usize = items.clone().map(|o| o.len() + 1).sum();
     let mut out = Vec::with_capacity(size + 256);
     out.extend_from_slice(
-        format!(
-            "{{\"kind\":\"{}List\",\"apiVersion\":\"{}\",\"metadata\":{meta},\"items\":[",
-            r.kind,
-            r.api_version()
-        )
-        .as_bytes(),
+        format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{meta},\"items\":[")
+            .as_bytes(),
     );
-    for (i, o) in items.iter().enumerate() {
+    for (i, o) in items.enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(&o.bytes);
+        out.extend_from_slice(o);
     }
     out.extend_from_slice(b"]}");
     out
 }
 
+/// The body shape the request's `Accept` asks for (see partial.rs).
+fn shape(sim: &Sim, req: &Request, list: bool) -> Result<Shape, ApiError> {
+    let support = lock(&sim.faults).partial_metadata;
+    crate::partial::negotiate(req.header("accept"), list, support)
+}
+
 fn list(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let shape = shape(sim, req, true)?;
     let limit = match req.param("limit").filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => {
@@ -575,19 +636,34 @@ fn list(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
     };
     let page = lock(&sim.store).list(&lr)?;
     // Serialized outside the lock: the objects are shared, immutable bytes.
-    Ok(Reply::Full(Response::json(
-        200,
+    let body = if shape == Shape::Partial {
+        let items: Vec<Vec<u8>> = page
+            .items
+            .iter()
+            .map(|o| crate::partial::object(&o.bytes))
+            .collect();
+        list_bytes_of(
+            "PartialObjectMetadataList",
+            "meta.k8s.io/v1",
+            page.rv,
+            page.continue_token.as_deref(),
+            page.remaining,
+            items.iter().map(Vec::as_slice),
+        )
+    } else {
         list_bytes(
             t.r(),
             page.rv,
             page.continue_token.as_deref(),
             page.remaining,
             &page.items,
-        ),
-    )))
+        )
+    };
+    Ok(Reply::Full(Response::json(200, body)))
 }
 
 fn watch_params(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    let partial = shape(sim, req, false)? == Shape::Partial;
     let f = filter(t, req)?;
     let rv = match req.param("resourceVersion").filter(|s| !s.is_empty()) {
         None | Some("0") => None,
@@ -650,5 +726,6 @@ fn watch_params(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError>
         bookmarks,
         send_initial: send_initial == Some(true),
         timeout,
+        partial,
     })))
 }

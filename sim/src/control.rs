@@ -139,7 +139,44 @@ fn route(sim: &Arc<Sim>, req: &Request) -> Result<Response, ApiError> {
             });
             ok(json!({"resourceVersion": rv.to_string()}))
         }
+        ("POST", "/sim/restart-container") => {
+            let b = body(req)?;
+            let text = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let (ns, name) = (text("namespace"), text("name"));
+            let pod: Value = {
+                let st = lock(&sim.store);
+                let o = st
+                    .get(crate::resources::ids::PODS, &ns, &name)
+                    .ok_or_else(|| ApiError::not_found("", "pods", &name))?;
+                serde_json::from_slice(&o.bytes).unwrap_or(Value::Null)
+            };
+            let all: Vec<String> = pod
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|c| c.get("name").and_then(Value::as_str).map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let chosen = match b.get("container").and_then(Value::as_str) {
+                Some(c) if all.iter().any(|x| x == c) => vec![c.to_string()],
+                Some(c) => {
+                    return Err(ApiError::bad_request(format!(
+                        "container {c} is not valid for pod {name}"
+                    )))
+                }
+                None => all,
+            };
+            let mut logs = lock(&sim.logs);
+            let restarts: serde_json::Map<String, Value> = chosen
+                .iter()
+                .map(|c| (c.clone(), json!(logs.restart(&ns, &name, c))))
+                .collect();
+            ok(json!({"ok": true, "restartCount": restarts}))
+        }
         ("POST", "/sim/seed") => {
+            lock(&sim.logs).clear();
             let b = body(req)?;
             let spec = SeedSpec {
                 seed: uint(&b, "seed", 1)?,
@@ -192,9 +229,18 @@ fn route(sim: &Arc<Sim>, req: &Request) -> Result<Response, ApiError> {
         }
         (
             _,
-            "/sim/stats" | "/sim/stats/reset" | "/sim/faults" | "/sim/faults/clear"
-            | "/sim/compact" | "/sim/drop-watches" | "/sim/churn" | "/sim/churn/steps"
-            | "/sim/seed" | "/sim/flood" | "/sim/state",
+            "/sim/stats"
+            | "/sim/stats/reset"
+            | "/sim/faults"
+            | "/sim/faults/clear"
+            | "/sim/compact"
+            | "/sim/drop-watches"
+            | "/sim/churn"
+            | "/sim/churn/steps"
+            | "/sim/seed"
+            | "/sim/flood"
+            | "/sim/state"
+            | "/sim/restart-container",
         ) => Err(ApiError::new(
             405,
             "MethodNotAllowed",

@@ -65,6 +65,15 @@ fn groups() -> Vec<(&'static str, &'static str)> {
     out
 }
 
+/// A log is only read; status and scale are written too.
+fn sub_verbs(sub: &str) -> &'static [&'static str] {
+    if sub == "log" {
+        &["get"]
+    } else {
+        &["get", "patch", "update"]
+    }
+}
+
 fn legacy_resource(r: &Resource) -> Vec<Value> {
     let mut v = vec![json!({
         "name": r.plural, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind,
@@ -72,7 +81,7 @@ fn legacy_resource(r: &Resource) -> Vec<Value> {
     })];
     for sub in r.subresources {
         let kind = if *sub == "scale" { "Scale" } else { r.kind };
-        v.push(json!({"name": format!("{}/{}", r.plural, sub), "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": ["get", "patch", "update"]}));
+        v.push(json!({"name": format!("{}/{}", r.plural, sub), "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": sub_verbs(sub)}));
     }
     v
 }
@@ -86,7 +95,7 @@ fn aggregated_resource(r: &Resource) -> Value {
         "subresources": r.subresources.iter().map(|s| json!({
             "subresource": s,
             "responseKind": if *s == "scale" { json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}) } else { json!({"group": r.group, "version": r.version, "kind": r.kind}) },
-            "verbs": ["get", "patch", "update"],
+            "verbs": sub_verbs(s),
         })).collect::<Vec<_>>(),
     })
 }

@@ -23,6 +23,8 @@ pub struct Faults {
     pub seed: u64,
     /// WebSocket watches send binary frames instead of text frames.
     pub websocket_binary: bool,
+    /// How `Accept: …;as=PartialObjectMetadata…` is treated (see partial.rs).
+    pub partial_metadata: crate::partial::Support,
 }
 
 /// An error response a fault forces.
@@ -43,6 +45,7 @@ const KEYS: &[&str] = &[
     "latencyMs",
     "seed",
     "webSocketBinary",
+    "partialMetadata",
 ];
 
 fn uint(m: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
@@ -93,6 +96,11 @@ impl Faults {
             latency_ms: uint(m, "latencyMs")?.unwrap_or(0).min(600_000),
             seed: uint(m, "seed")?.unwrap_or(1),
             websocket_binary: boolean(m, "webSocketBinary")?,
+            partial_metadata: match m.get("partialMetadata") {
+                None | Some(Value::Null) => crate::partial::Support::default(),
+                Some(Value::String(s)) => crate::partial::Support::parse(s)?,
+                Some(_) => return Err("partialMetadata must be a string".into()),
+            },
         })
     }
 
@@ -107,6 +115,7 @@ impl Faults {
             "latencyMs": self.latency_ms,
             "seed": self.seed,
             "webSocketBinary": self.websocket_binary,
+            "partialMetadata": self.partial_metadata.as_str(),
         })
     }
 

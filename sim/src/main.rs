@@ -18,6 +18,8 @@ mod faults;
 mod flood;
 mod http;
 mod list;
+mod logs;
+mod partial;
 mod patch;
 mod resources;
 mod rng;
@@ -28,6 +30,7 @@ mod state;
 mod statics;
 mod status;
 mod store;
+mod warnings;
 mod watch;
 mod ws;
 

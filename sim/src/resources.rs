@@ -97,7 +97,7 @@ pub static RESOURCES: &[Resource] = &[
         "Pod",
         true,
         &["po"],
-        &["status"],
+        &["status", "log"],
         POD_FIELDS,
     ),
     r(

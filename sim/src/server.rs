@@ -252,5 +252,10 @@ fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
             }
             false // a watch always ends its connection
         }
+        Reply::Log(l) => {
+            in_flight.answered();
+            let _ = l.follow(sim, out);
+            false // a followed log ends its connection too
+        }
     }
 }

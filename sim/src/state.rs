@@ -76,6 +76,8 @@ pub struct Sim {
     pub static_dir: Option<PathBuf>,
     /// How often watches with allowWatchBookmarks get a BOOKMARK.
     pub bookmark_interval: Duration,
+    /// Container logs (see logs.rs).
+    pub logs: Mutex<crate::logs::Logs>,
 }
 
 impl Sim {
@@ -93,6 +95,7 @@ impl Sim {
             token,
             static_dir,
             bookmark_interval: Duration::from_secs(1),
+            logs: Mutex::default(),
         }
     }
 

@@ -45,6 +45,8 @@ pub struct WatchParams {
     pub send_initial: bool,
     /// timeoutSeconds.
     pub timeout: Option<Duration>,
+    /// Objects as `PartialObjectMetadata` (see partial.rs).
+    pub partial: bool,
 }
 
 fn prefix(kind: &str) -> Vec<u8> {
@@ -60,11 +62,12 @@ fn line(kind: &str, object: &serde_json::Value) -> Vec<u8> {
     l
 }
 
-fn bookmark(res: usize, rv: u64, initial_end: bool) -> Vec<u8> {
-    let (kind, api_version) = RESOURCES
-        .get(res)
-        .map(|r| (r.kind, r.api_version()))
-        .unwrap_or(("", String::new()));
+fn bookmark(res: usize, rv: u64, initial_end: bool, partial: bool) -> Vec<u8> {
+    let (kind, api_version) = match RESOURCES.get(res) {
+        _ if partial => ("PartialObjectMetadata", "meta.k8s.io/v1".to_string()),
+        Some(r) => (r.kind, r.api_version()),
+        None => ("", String::new()),
+    };
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
@@ -76,7 +79,7 @@ fn bookmark(res: usize, rv: u64, initial_end: bool) -> Vec<u8> {
 }
 
 /// Whether the peer has closed its side (checked while idle).
-fn peer_closed(stream: &TcpStream) -> bool {
+pub fn peer_closed(stream: &TcpStream) -> bool {
     let mut buf = [0u8; 1];
     if stream.set_nonblocking(true).is_err() {
         return true;
@@ -175,6 +178,8 @@ struct Writer<'a> {
     prefixes: [Vec<u8>; 3],
     sent: u64,
     drop_after: Option<u64>,
+    /// Objects go out as `PartialObjectMetadata`.
+    partial: bool,
 }
 
 impl Writer<'_> {
@@ -190,7 +195,12 @@ impl Writer<'_> {
             .get(idx)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        self.out.line(&[pre, &obj.bytes, b"}\n"])?;
+        if self.partial {
+            let partial = crate::partial::object(&obj.bytes);
+            self.out.line(&[pre, &partial, b"}\n"])?;
+        } else {
+            self.out.line(&[pre, &obj.bytes, b"}\n"])?;
+        }
         self.sent += 1;
         if self.drop_after.is_some_and(|n| self.sent >= n) {
             self.flush()?;
@@ -280,6 +290,7 @@ pub fn serve(
         ],
         sent: 0,
         drop_after: faults.drop_after_events,
+        partial: p.partial,
     };
     if faults.malformed_line_once {
         w.raw(b"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\n")?;
@@ -311,7 +322,7 @@ pub fn serve(
     }
     drop(initial);
     if p.send_initial {
-        w.raw(&bookmark(res, last, true))?;
+        w.raw(&bookmark(res, last, true, p.partial))?;
     }
     w.flush()?;
     sim.watch_progress(id, last);
@@ -379,7 +390,7 @@ pub fn serve(
             return w.finish();
         }
         if p.bookmarks && last_bookmark.elapsed() >= sim.bookmark_interval {
-            w.raw(&bookmark(res, last, false))?;
+            w.raw(&bookmark(res, last, false, p.partial))?;
             w.flush()?;
             last_bookmark = Instant::now();
         }

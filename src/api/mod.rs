@@ -14,9 +14,11 @@
 //! * [`Discovery`] reads aggregated discovery (one request per root) and falls
 //!   back to the legacy documents, caching the result for a TTL on the
 //!   client's clock; [`RestMapper`] maps kinds, plurals and short names.
+//! * [`pod_logs`] streams a container's log line by line ([`LogParams`]).
 
 mod discovery;
 mod handle;
+mod logs;
 mod mapper;
 mod pager;
 mod resource;
@@ -30,6 +32,7 @@ use discovery::{
     parse_aggregated, parse_legacy_group_list, parse_resource_list, AGGREGATED_ACCEPT,
 };
 pub use handle::{Api, Deleted};
+pub use logs::{pod_logs, LogLines, LogParams, DEFAULT_MAX_LOG_LINE_BYTES};
 pub use mapper::RestMapper;
 pub use pager::{list_all, ListAll};
 pub use resource::{builtin_resources, ApiResource, GroupVersionKind};

@@ -36,7 +36,8 @@ use std::time::Duration;
 
 use futures::future::LocalBoxFuture;
 
-use super::delta_fifo::{DeltaFifo, DeltaType, Popped};
+use super::delta_fifo::{DeltaType, Popped};
+use super::informer_queue::InformerQueue;
 use super::keys::{object_key, DeltaObject};
 use super::store::{Indexer, StoreError};
 use crate::rest::KubeObject;
@@ -147,7 +148,7 @@ impl Default for ControllerOptions {
 
 /// The process loop over a queue and a store.
 pub struct Controller {
-    fifo: DeltaFifo,
+    fifo: InformerQueue,
     indexer: Indexer,
     handler: Rc<dyn DeltaHandler>,
     clock: SharedClock,
@@ -160,14 +161,14 @@ pub struct Controller {
 impl Controller {
     /// A loop popping `fifo` into `indexer`, notifying `handler`.
     pub fn new(
-        fifo: DeltaFifo,
+        fifo: impl Into<InformerQueue>,
         indexer: Indexer,
         handler: Rc<dyn DeltaHandler>,
         clock: SharedClock,
         opts: ControllerOptions,
     ) -> Self {
         Controller {
-            fifo,
+            fifo: fifo.into(),
             indexer,
             handler,
             clock,
@@ -245,7 +246,7 @@ impl Controller {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
+    use crate::cache::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
     use crate::cache::keys::Tombstone;
     use crate::rest::fixtures::obj;
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};

@@ -13,9 +13,8 @@
 //! drops *after* it returns — RealFIFO's ordering, which DF-15 recommends, so
 //! `has_synced` never reports an item that has not been applied.
 //!
-//! client-go ≥ 1.36 uses RealFIFO for informers; we keep DeltaFIFO as the
-//! informer queue (the issue makes it the pipeline), and get RealFIFO's
-//! observable ordering from the post-process counter above.
+//! client-go ≥ 1.36 uses RealFIFO for informers; [`RealFifo`](super::RealFifo)
+//! is here too, chosen per informer ([`QueueKind`](super::QueueKind)).
 
 use std::cell::RefCell;
 use std::collections::hash_map::Entry as MapEntry;
@@ -151,6 +150,31 @@ pub(crate) fn describe(obj: &KubeObject) -> String {
         Some(ns) if !ns.is_empty() => format!("{ns}/{}", obj.name()),
         _ => obj.name().to_owned(),
     }
+}
+
+/// A listed object transformed and keyed, swapped for the stored copy when
+/// the store holds this very version (shared by both queues).
+pub(crate) fn prepare_object(
+    transformer: Option<&Transformer>,
+    known: Option<&dyn KnownObjects>,
+    obj: KubeObject,
+) -> Result<(String, KubeObject), SkippedObject> {
+    let key_hint = describe(&obj);
+    let transformed = match transformer {
+        Some(t) => t(obj).map_err(FifoError::Transform),
+        None => Ok(obj),
+    };
+    let (key, obj) = transformed
+        .and_then(|o| Ok((object_key(&o)?, o)))
+        .map_err(|error| SkippedObject {
+            key: key_hint,
+            error,
+        })?;
+    let rv = obj.resource_version();
+    let stored = known
+        .and_then(|k| k.known_object(&key))
+        .filter(|k| !rv.is_empty() && k.resource_version() == rv);
+    Ok((key, stored.unwrap_or(obj)))
 }
 
 /// One queued key's deltas.
@@ -368,21 +392,7 @@ impl DeltaFifo {
     /// as a list streams in, it keeps a list's peak memory near the size of
     /// the cache (see [`replace_prepared`](Self::replace_prepared)).
     pub fn prepare(&self, obj: KubeObject) -> Result<(String, KubeObject), SkippedObject> {
-        let key_hint = describe(&obj);
-        let (key, obj) = self
-            .transform(obj)
-            .and_then(|o| Ok((object_key(&o)?, o)))
-            .map_err(|error| SkippedObject {
-                key: key_hint,
-                error,
-            })?;
-        let rv = obj.resource_version();
-        let stored = self
-            .known
-            .as_ref()
-            .and_then(|k| k.known_object(&key))
-            .filter(|k| !rv.is_empty() && k.resource_version() == rv);
-        Ok((key, stored.unwrap_or(obj)))
+        prepare_object(self.transformer.as_ref(), self.known.as_deref(), obj)
     }
 
     /// [`replace`](Self::replace) with objects that each went through

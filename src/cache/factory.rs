@@ -5,7 +5,8 @@
 //! cluster-scoped resource is ignored, as its requests ignore it.
 //!
 //! Asking again for a scope with options that shape the cache differently
-//! (transform, resync period, backoff, backlog bound, or an indexer name
+//! (transform, resync period, backoff, backlog bound, queue, metadata only,
+//! or an indexer name
 //! bound to another function) is an [`FactoryError::OptionsConflict`], not
 //! a silent reuse of the first informer: its cache would not be what the
 //! second caller asked for. Indexers under new names are added to the
@@ -39,6 +40,10 @@ pub enum FactoryError {
     },
     /// The shared informer refused the added indexers (it has stopped).
     Informer(InformerError),
+    /// No request could be built for the scope (no version, a resource or
+    /// namespace that is not a path segment): refused at creation rather
+    /// than retried.
+    InvalidScope(crate::rest::Error),
 }
 
 impl fmt::Display for FactoryError {
@@ -51,6 +56,7 @@ impl fmt::Display for FactoryError {
                  another factory for a differently shaped cache"
             ),
             FactoryError::Informer(e) => write!(f, "{e}"),
+            FactoryError::InvalidScope(e) => write!(f, "invalid scope: {e}"),
         }
     }
 }
@@ -59,6 +65,7 @@ impl std::error::Error for FactoryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FactoryError::Informer(e) => Some(e),
+            FactoryError::InvalidScope(e) => Some(e),
             FactoryError::OptionsConflict { .. } => None,
         }
     }
@@ -69,6 +76,8 @@ impl std::error::Error for FactoryError {
 struct Entry {
     informer: SharedIndexInformer,
     options: InformerOptions,
+    /// Whether its scope asks the server for metadata only.
+    metadata_only: bool,
     attachment: Option<Rc<dyn Any>>,
 }
 
@@ -133,6 +142,9 @@ fn options_conflict(a: &InformerOptions, b: &InformerOptions) -> Option<&'static
     }
     if a.max_pending != b.max_pending {
         return Some("backlog bound");
+    }
+    if a.queue != b.queue {
+        return Some("queue");
     }
     None
 }
@@ -227,10 +239,12 @@ impl SharedInformerFactory {
         opts: Option<InformerOptions>,
         attach: impl FnOnce(&SharedIndexInformer) -> Option<Rc<dyn Any>>,
     ) -> Result<SharedIndexInformer, FactoryError> {
+        scope.validate().map_err(FactoryError::InvalidScope)?;
         let key = Self::scope_key(&scope);
         let opts = opts.unwrap_or_else(|| self.defaults.clone());
         let existing = self.informers.borrow().get(&key).map(|e| {
-            let conflict = options_conflict(&e.options, &opts);
+            let conflict = options_conflict(&e.options, &opts)
+                .or_else(|| (e.metadata_only != scope.metadata_only).then_some("metadata_only"));
             let added: Indexers = opts
                 .indexers
                 .iter()
@@ -263,6 +277,7 @@ impl SharedInformerFactory {
             Entry {
                 informer: inf.clone(),
                 options: opts,
+                metadata_only: scope.metadata_only,
                 attachment,
             },
         );
@@ -376,6 +391,26 @@ mod tests {
             label_selector: labels.map(str::to_owned),
             ..ResourceScope::new(ApiResource::builtin("pods").expect("pods"))
         }
+    }
+
+    #[test]
+    fn a_scope_no_request_could_serve_is_refused_before_an_informer_exists() {
+        let (f, made) = factory();
+        let mut bad = pods(Some("a/b"), None);
+        assert!(matches!(
+            f.informer(bad.clone(), None),
+            Err(FactoryError::InvalidScope(
+                crate::rest::Error::InvalidRequest { .. }
+            ))
+        ));
+        bad.namespace = None;
+        bad.resource.version.clear();
+        assert!(matches!(
+            f.informer(bad, None),
+            Err(FactoryError::InvalidScope(_))
+        ));
+        assert!(f.is_empty() && made.borrow().is_empty(), "nothing was made");
+        assert!(f.informer(pods(Some("ns"), None), None).is_ok());
     }
 
     #[test]

@@ -71,6 +71,25 @@ pub struct ResourceScope {
     pub label_selector: Option<String>,
     /// Field selector sent to the server.
     pub field_selector: Option<String>,
+    /// Ask the server for metadata only ([`PARTIAL_LIST_ACCEPT`],
+    /// [`PARTIAL_WATCH_ACCEPT`]), as client-go's metadata informers do.
+    pub metadata_only: bool,
+}
+
+/// The `Accept` of a metadata-only LIST: `PartialObjectMetadataList`, or
+/// plain JSON from a server that does not serve it.
+pub const PARTIAL_LIST_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json";
+
+/// The `Accept` of a metadata-only WATCH: each event's object as
+/// `PartialObjectMetadata`, or plain JSON.
+pub const PARTIAL_WATCH_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json";
+
+/// Whether a server refused the metadata-only `Accept` (406 Not
+/// Acceptable; 415 from proxies that check media types both ways).
+fn refuses_accept(e: &Error) -> bool {
+    matches!(e.code(), Some(406 | 415))
 }
 
 impl ResourceScope {
@@ -100,6 +119,13 @@ impl ResourceScope {
     #[must_use]
     pub fn fields(mut self, selector: &str) -> Self {
         self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Metadata only, asked of the server (see [`ResourceScope::metadata_only`]).
+    #[must_use]
+    pub fn metadata(mut self) -> Self {
+        self.metadata_only = true;
         self
     }
 
@@ -145,6 +171,9 @@ pub struct ResourceListWatch {
     prefetch_pages: bool,
     prefetch: Rc<RefCell<Option<Prefetch>>>,
     transport: Rc<RefCell<Option<crate::rest::TransportChoice>>>,
+    /// The server refused the metadata-only `Accept`: plain JSON from now on
+    /// (the informer's transform strips the objects instead).
+    partial_refused: Rc<std::cell::Cell<bool>>,
 }
 
 /// The next LIST page, requested as soon as the current page's continue
@@ -186,6 +215,22 @@ impl ResourceListWatch {
             prefetch_pages: true,
             prefetch: Rc::default(),
             transport: Rc::default(),
+            partial_refused: Rc::default(),
+        }
+    }
+
+    /// Whether the server refused the metadata-only `Accept` (the objects
+    /// then arrive whole and are stripped on the client).
+    pub fn metadata_only_refused(&self) -> bool {
+        self.partial_refused.get()
+    }
+
+    /// `req` with the metadata-only `Accept` while it is wanted and not refused.
+    fn accept(&self, req: Request, value: &str) -> (Request, bool) {
+        if self.scope.metadata_only && !self.partial_refused.get() {
+            (req.header("Accept", value), true)
+        } else {
+            (req, false)
         }
     }
 
@@ -254,15 +299,18 @@ impl ListerWatcher for ResourceListWatch {
             WatchParams::default(),
         );
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        let base = self.api.collection_request(Request::get());
+        let plain = self.api.collection_request(Request::get());
+        let (base, partial) = self.accept(plain.clone(), PARTIAL_LIST_ACCEPT);
         let client = self.api.client().clone();
         let slot = self.prefetch.clone();
         let prefetch_pages = self.prefetch_pages;
         // A page prefetched for other parameters is of no use: drop (abort) it.
         let ready = slot.borrow_mut().take().filter(|p| p.params == lp);
         let req = base.clone().list_params(&lp);
-        let fetch_next: crate::rest::OnContinue = {
+        let next_pages = move |base: Request| -> crate::rest::OnContinue {
             let client = client.clone();
+            let slot = slot.clone();
+            let template = template.clone();
             Rc::new(move |token: &str| {
                 if prefetch_pages {
                     let next = ListParams {
@@ -274,6 +322,9 @@ impl ListerWatcher for ResourceListWatch {
                 }
             })
         };
+        let fetch_next = next_pages(base);
+        let client = self.api.client().clone();
+        let refused = self.partial_refused.clone();
         Box::pin(async move {
             if let Some(mut p) = ready {
                 // An aborted prefetch is asked again below.
@@ -291,25 +342,44 @@ impl ListerWatcher for ResourceListWatch {
             }
             let hooks = ListHooks {
                 on_continue: Some(fetch_next),
-                on_item: Some(on_item),
+                on_item: Some(on_item.clone()),
             };
-            client.send_list_with(&req, hooks).await
+            match client.send_list_with(&req, hooks).await {
+                Err(e) if partial && refuses_accept(&e) => {
+                    refused.set(true);
+                    let req = plain.clone().list_params(&lp);
+                    let hooks = ListHooks {
+                        on_continue: Some(next_pages(plain)),
+                        on_item: Some(on_item),
+                    };
+                    client.send_list_with(&req, hooks).await
+                }
+                r => r,
+            }
         })
     }
 
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
         let (_, wp) = self.apply_scope(ListParams::default(), params);
-        let mut req = self
+        let mut plain = self
             .api
             .collection_request(Request::get())
             .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
-            req = req.idle_timeout(d);
+            plain = plain.idle_timeout(d);
         }
+        let (req, partial) = self.accept(plain.clone(), PARTIAL_WATCH_ACCEPT);
         let client = self.api.client().clone();
         let last = self.transport.clone();
+        let refused = self.partial_refused.clone();
         Box::pin(async move {
-            let stream = client.watch(&req).await?;
+            let stream = match client.watch(&req).await {
+                Err(e) if partial && refuses_accept(&e) => {
+                    refused.set(true);
+                    client.watch(&plain).await?
+                }
+                r => r?,
+            };
             *last.borrow_mut() = stream.transport().cloned();
             Ok(stream.boxed_local())
         })
@@ -428,5 +498,105 @@ mod tests {
         assert_eq!(*list(&lw, p).borrow(), Some(vec!["a".into()]));
         assert!(stale.is_cancelled(), "the unused prefetch was aborted");
         assert_eq!(t.request_count(), 3);
+    }
+
+    fn metadata_lw() -> (FakeTransport, ResourceListWatch) {
+        let (t, plain) = lw();
+        let scope = ResourceScope {
+            metadata_only: true,
+            ..plain.scope().clone()
+        };
+        (
+            t,
+            ResourceListWatch::new(plain.api().client().clone(), scope),
+        )
+    }
+
+    fn accept(t: &FakeTransport, i: usize) -> String {
+        t.requests()[i].header("Accept").unwrap_or("").to_owned()
+    }
+
+    fn watch(lw: &ResourceListWatch) -> Rc<RefCell<Option<bool>>> {
+        let out = Rc::new(RefCell::new(None));
+        let (o, fut) = (out.clone(), lw.watch(crate::rest::WatchParams::default()));
+        spawn_local(async move {
+            *o.borrow_mut() = Some(fut.await.is_ok());
+        });
+        run_until_stalled();
+        out
+    }
+
+    fn not_acceptable(code: u16) -> FakeResponse {
+        FakeResponse::status(code, "NotAcceptable", "only application/json is served")
+    }
+
+    #[test]
+    fn metadata_only_asks_for_partial_object_metadata_pages_and_watches() {
+        let (t, lw) = metadata_lw();
+        t.push(page(&["a"], "c1"));
+        t.push(page(&["b"], ""));
+        let p = ListParams {
+            limit: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(*list(&lw, p).borrow(), Some(vec!["a".into()]));
+        assert_eq!(accept(&t, 0), super::PARTIAL_LIST_ACCEPT);
+        assert_eq!(
+            accept(&t, 1),
+            super::PARTIAL_LIST_ACCEPT,
+            "the prefetched page too"
+        );
+        t.push(FakeResponse::new(200).body(""));
+        assert_eq!(*watch(&lw).borrow(), Some(true));
+        assert_eq!(accept(&t, 2), super::PARTIAL_WATCH_ACCEPT);
+        assert!(!lw.metadata_only_refused());
+        // Without the option: plain JSON.
+        let (t, plain) = self::lw();
+        t.push(page(&["a"], ""));
+        list(&plain, ListParams::default());
+        assert_eq!(accept(&t, 0), "application/json");
+    }
+
+    #[test]
+    fn a_server_refusing_metadata_only_gets_plain_json_from_then_on() {
+        for code in [406, 415] {
+            let (t, lw) = metadata_lw();
+            t.push(not_acceptable(code));
+            t.push(page(&["a"], ""));
+            assert_eq!(
+                *list(&lw, ListParams::default()).borrow(),
+                Some(vec!["a".into()])
+            );
+            assert_eq!(accept(&t, 0), super::PARTIAL_LIST_ACCEPT);
+            assert_eq!(accept(&t, 1), "application/json", "retried without it");
+            assert!(lw.metadata_only_refused());
+            t.push(FakeResponse::new(200).body(""));
+            assert_eq!(*watch(&lw).borrow(), Some(true));
+            assert_eq!(accept(&t, 2), "application/json", "not asked again");
+        }
+        // A watch refused first falls back the same way.
+        let (t, lw) = metadata_lw();
+        t.push(not_acceptable(406));
+        t.push(FakeResponse::new(200).body(""));
+        assert_eq!(*watch(&lw).borrow(), Some(true));
+        assert_eq!(
+            (accept(&t, 0), accept(&t, 1)),
+            (
+                super::PARTIAL_WATCH_ACCEPT.to_owned(),
+                "application/json".to_owned()
+            )
+        );
+        // Other errors are not a refusal.
+        let (t, lw) = metadata_lw();
+        t.push(FakeResponse::status(403, "Forbidden", "no"));
+        let out = Rc::new(RefCell::new(None));
+        let (o, fut) = (out.clone(), lw.list(ListParams::default()));
+        spawn_local(async move {
+            *o.borrow_mut() = Some(fut.await.map(|_| ()).map_err(|e| e.code()));
+        });
+        run_until_stalled();
+        assert_eq!(*out.borrow(), Some(Err(Some(403))));
+        assert_eq!(t.request_count(), 1);
+        assert!(!lw.metadata_only_refused());
     }
 }

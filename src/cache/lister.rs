@@ -74,6 +74,9 @@ impl Lister {
         selector: &LabelSelector,
         mut f: impl FnMut(&KubeObject),
     ) {
+        if selector.is_nothing() {
+            return;
+        }
         let ix = &self.store.indexer;
         let mut probes: Vec<(String, String)> = Vec::new();
         let mut ns_covered = namespace.is_none();
@@ -196,6 +199,14 @@ mod tests {
             names(l.list(&LabelSelector::parse("app=web,app!=db").unwrap())),
             vec!["a/1", "b/3", "b/4"]
         );
+        // LS-08: a null API selector lists nothing, with or without indexes.
+        let nothing = LabelSelector::from_spec(None).unwrap();
+        assert!(l.list(&nothing).is_empty());
+        assert!(l.list_in(Some("a"), &nothing).is_empty());
+        let spec: crate::cache::LabelSelectorSpec =
+            serde_json::from_value(serde_json::json!({"matchLabels": {"app": "web"}})).unwrap();
+        let from_spec = LabelSelector::from_spec(Some(&spec)).unwrap();
+        assert_eq!(names(l.list_in(Some("b"), &from_spec)), vec!["b/3", "b/4"]);
     }
 
     #[test]

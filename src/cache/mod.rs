@@ -11,10 +11,13 @@
 
 mod delta_fifo;
 mod index;
+mod informer_queue;
 mod keys;
 mod lister;
 mod reader;
+mod real_fifo;
 mod selector;
+mod selector_object;
 mod slots;
 mod store;
 
@@ -24,13 +27,16 @@ mod tests;
 pub use delta_fifo::{
     Delta, DeltaFifo, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped, SkippedObject,
 };
+pub use informer_queue::{InformerQueue, QueueKind};
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
 pub use lister::{Lister, NotFound};
 pub use reader::Store;
+pub use real_fifo::RealFifo;
 pub use selector::{
     validate_label_key, validate_label_value, FieldRequirement, FieldSelector, LabelSelector,
     Operator, Requirement, SelectorError, SelectorErrorKind, MAX_SELECTOR_BYTES,
 };
+pub use selector_object::{LabelSelectorRequirement, LabelSelectorSpec};
 pub use store::{
     label_index_func, label_index_name, label_ns_index_name, namespace_index_func, IndexFunc,
     Indexer, Indexers, StoreError, Transformer, NAMESPACE_INDEX,
@@ -52,15 +58,18 @@ mod sync_wait;
 
 pub use factory::{FactoryError, ListerWatcherFactory, SharedInformerFactory, WeakInformerFactory};
 pub use handlers::{async_handler, handler};
-pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
+pub use list_watch::{
+    EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams, PARTIAL_LIST_ACCEPT,
+    PARTIAL_WATCH_ACCEPT,
+};
 pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
 pub use reflector::{
-    Reflector, ReflectorOptions, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
+    Reflector, ReflectorOptions, Seed, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
     DEFAULT_PAGE_SIZE, DEFAULT_REFLECTOR_BACKOFF,
 };
 pub use shared_informer::{
-    metadata_only, strip_managed_fields, wait_for_cache_sync, InformerError, InformerOptions,
-    SharedIndexInformer,
+    metadata_only, partial_object_metadata, strip_managed_fields, wait_for_cache_sync,
+    InformerError, InformerOptions, SeedSource, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
 pub use sync_wait::{SyncError, SyncErrorKind};

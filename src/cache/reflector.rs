@@ -66,8 +66,8 @@ use futures::StreamExt;
 pub(crate) use backoff::BackoffManager;
 pub use backoff::{DEFAULT_BACKOFF_RESET, DEFAULT_REFLECTOR_BACKOFF};
 
-use super::delta_fifo::DeltaFifo;
 use super::delta_fifo::{describe, SkippedObject};
+use super::informer_queue::InformerQueue;
 use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Failure, Phase, StatusCell, StatusError};
@@ -151,10 +151,27 @@ struct State {
     watch_list_rejected: bool,
 }
 
-/// Lists and watches into a [`DeltaFifo`].
+/// How long a watch from a stored copy's version must last without an
+/// error before the copy counts as confirmed (when no event came sooner).
+const CONFIRM_STORED_AFTER: Duration = Duration::from_secs(1);
+
+/// A stored copy of a resource to start from: its objects as of
+/// `resource_version`, written at `stored_at_ms` (wall clock).
+#[derive(Clone, Debug, Default)]
+pub struct Seed {
+    /// The objects, as the cache held them (after its transform).
+    pub objects: Vec<KubeObject>,
+    /// The resourceVersion the objects are current at.
+    pub resource_version: String,
+    /// When they were stored (wall-clock ms since the epoch).
+    pub stored_at_ms: f64,
+}
+
+/// Lists and watches into a queue ([`DeltaFifo`](super::DeltaFifo) or
+/// [`RealFifo`](super::RealFifo)).
 pub struct Reflector {
     lw: Rc<dyn ListerWatcher>,
-    fifo: DeltaFifo,
+    fifo: InformerQueue,
     clock: SharedClock,
     status: StatusCell,
     opts: ReflectorOptions,
@@ -167,6 +184,8 @@ pub struct Reflector {
     state: RefCell<State>,
     rng: RefCell<Rng>,
     resync_at: Cell<Option<Instant>>,
+    /// Seeded from a stored copy that the server has not confirmed yet.
+    stored: Cell<bool>,
 }
 
 /// client-go's `isTooLargeResourceVersionError` (RL-06).
@@ -198,7 +217,7 @@ impl Reflector {
     /// A reflector feeding `fifo` from `lw`.
     pub fn new(
         lw: Rc<dyn ListerWatcher>,
-        fifo: DeltaFifo,
+        fifo: impl Into<InformerQueue>,
         clock: SharedClock,
         status: StatusCell,
         opts: ReflectorOptions,
@@ -206,7 +225,7 @@ impl Reflector {
         let seed = (crate::rt::random_f64() * u64::MAX as f64) as u64;
         Reflector {
             lw,
-            fifo,
+            fifo: fifo.into(),
             clock,
             status,
             opts,
@@ -219,6 +238,7 @@ impl Reflector {
             state: RefCell::new(State::default()),
             rng: RefCell::new(Rng::with_seed(seed)),
             resync_at: Cell::new(None),
+            stored: Cell::new(false),
         }
     }
 
@@ -329,6 +349,37 @@ impl Reflector {
             s.next_retry_at_ms = None;
             s.resource_version = rv;
         });
+    }
+
+    /// The server confirmed the cache (a list, or a watch event or bookmark
+    /// after a seed): it is live, no longer only stored. An open watch alone
+    /// does not confirm it: an expired version arrives as an error event.
+    fn confirm(&self) {
+        if self.stored.replace(false) {
+            self.status.update(|s| s.stored_at_ms = None);
+        }
+    }
+
+    /// Fill the queue from a stored copy (a warm start) as if a list at
+    /// `seed.resource_version` had returned it; [`resume`](Reflector::resume)
+    /// then watches from that version, and an expired one (410) relists.
+    /// Objects the cache cannot hold are skipped and reported. An empty
+    /// resourceVersion seeds nothing: there is nothing to watch from.
+    pub fn seed(&self, seed: Seed) {
+        if seed.resource_version.is_empty() {
+            return;
+        }
+        let skipped = self.fifo.replace(seed.objects, &seed.resource_version);
+        self.report_skipped(skipped);
+        self.set_last_rv(&seed.resource_version);
+        self.stored.set(true);
+        self.status.update(|s| {
+            s.phase = Phase::Stored;
+            s.next_retry_at_ms = None;
+            s.resource_version = seed.resource_version.clone();
+            s.stored_at_ms = Some(seed.stored_at_ms);
+        });
+        self.replaced();
     }
 
     /// Wait one backoff step (at least `floor`), showing it in the status.
@@ -459,7 +510,23 @@ impl Reflector {
                 }
             };
             self.set_phase(Phase::Watching);
-            match self.consume(stream, true).await {
+            let consumed = self.consume(stream, true);
+            let end = if self.stored.get() {
+                // An expired version arrives at once as an error event: a
+                // watch that has lasted a moment without one confirms the copy.
+                let confirm = async {
+                    self.clock.sleep(CONFIRM_STORED_AFTER).await;
+                    self.confirm();
+                    futures::future::pending::<std::convert::Infallible>().await
+                };
+                match select(Box::pin(consumed), Box::pin(confirm)).await {
+                    Either::Left((end, _)) => end,
+                    Either::Right((never, _)) => match never {},
+                }
+            } else {
+                consumed.await
+            };
+            match end {
                 WatchEnd::Closed => {}
                 WatchEnd::Relist => return Ok(()),
                 WatchEnd::TooManyRequests(floor) => self.back_off(backoff, floor).await,
@@ -652,6 +719,7 @@ impl Reflector {
         self.report_skipped(skipped);
         self.set_last_rv(&list_rv);
         self.status.quiet(|s| s.resource_version = list_rv);
+        self.confirm();
         self.replaced();
         Ok(())
     }
@@ -803,6 +871,7 @@ impl Reflector {
             s.events_applied += 1;
             s.last_event_at_ms = Some(wall);
         });
+        self.confirm();
         true
     }
 }

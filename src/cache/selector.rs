@@ -40,6 +40,11 @@ pub enum SelectorErrorKind {
     /// The input is longer than [`MAX_SELECTOR_BYTES`]; `position` is the
     /// first character past the limit.
     TooLong,
+    /// A selector object (`matchLabels` / `matchExpressions`) has an
+    /// unknown operator, values that do not fit its operator, or an invalid
+    /// key or value; `position` is the offending requirement's index
+    /// (`matchLabels` entries first, in key order, then the expressions).
+    Invalid,
 }
 
 impl SelectorError {
@@ -178,10 +183,13 @@ impl fmt::Display for Requirement {
 }
 
 /// A parsed label selector: all requirements must hold (comma = AND).
-/// The empty selector matches everything.
+/// The empty selector matches everything; [`LabelSelector::nothing`]
+/// matches no object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LabelSelector {
-    requirements: Vec<Requirement>,
+    pub(super) requirements: Vec<Requirement>,
+    /// client-go's `labels.Nothing()`: what a null API selector means.
+    pub(super) nothing: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -437,7 +445,26 @@ impl LabelSelector {
         }
         requirements.sort();
         requirements.dedup();
-        Ok(LabelSelector { requirements })
+        Ok(LabelSelector {
+            requirements,
+            nothing: false,
+        })
+    }
+
+    /// The selector that matches no object (client-go's `labels.Nothing()`,
+    /// what a null `metav1.LabelSelector` means). It has no string form:
+    /// it prints as `<nothing>`, which no server or parser accepts, so it
+    /// can never widen into "everything" on the way to a query.
+    pub fn nothing() -> Self {
+        LabelSelector {
+            requirements: Vec::new(),
+            nothing: true,
+        }
+    }
+
+    /// Whether this is [`LabelSelector::nothing`].
+    pub fn is_nothing(&self) -> bool {
+        self.nothing
     }
 
     /// The selector matching objects whose labels include all of `pairs`.
@@ -451,12 +478,16 @@ impl LabelSelector {
             })
             .collect();
         requirements.sort();
-        LabelSelector { requirements }
+        LabelSelector {
+            requirements,
+            nothing: false,
+        }
     }
 
-    /// Whether the selector has no requirements (matches everything).
+    /// Whether the selector has no requirements (matches everything);
+    /// false for [`LabelSelector::nothing`].
     pub fn is_empty(&self) -> bool {
-        self.requirements.is_empty()
+        !self.nothing && self.requirements.is_empty()
     }
 
     /// The requirements in canonical order.
@@ -466,6 +497,9 @@ impl LabelSelector {
 
     /// Whether an object's labels satisfy every requirement.
     pub fn matches(&self, obj: &KubeObject) -> bool {
+        if self.nothing {
+            return false;
+        }
         let labels = obj.meta().labels();
         self.requirements.iter().all(|r| r.matches(labels))
     }
@@ -486,6 +520,9 @@ impl LabelSelector {
 impl fmt::Display for LabelSelector {
     /// Canonical form: requirements sorted, values sorted, `=` for equality.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.nothing {
+            return f.write_str("<nothing>");
+        }
         for (i, r) in self.requirements.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;

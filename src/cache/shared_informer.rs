@@ -33,7 +33,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::controller::{ApplyFailure, Controller, ControllerOptions, DeltaHandler};
-use super::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
+use super::delta_fifo::{DeltaFifoOptions, KnownObjects};
+use super::informer_queue::{InformerQueue, QueueKind};
 use super::keys::DeltaObject;
 use super::list_watch::ListerWatcher;
 use super::lister::Lister;
@@ -41,12 +42,13 @@ use super::processor::{
     Handler, Notification, Processor, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD,
 };
 use super::reader::Store;
-use super::reflector::{Reflector, ReflectorOptions, WatchErrorHandler};
+use super::reflector::{Reflector, ReflectorOptions, Seed, WatchErrorHandler};
 use super::status::{Failure, HeldBack, InformerStatus, Phase, StatusCell};
 use super::store::Transformer;
 use super::store::{Indexer, Indexers, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{spawn_local, Notify, SharedClock, TaskHandle};
+use futures::future::LocalBoxFuture;
 
 /// Informer settings.
 #[derive(Clone, Default)]
@@ -62,11 +64,23 @@ pub struct InformerOptions {
     pub batch: Option<usize>,
     /// Receives errors that end a list/watch cycle.
     pub on_watch_error: Option<WatchErrorHandler>,
+    /// The queue between the reflector and the store: [`QueueKind::DeltaFifo`]
+    /// (the default: the pipeline every behaviour test and benchmark of this
+    /// crate was built on) or [`QueueKind::RealFifo`] (client-go's default
+    /// since 1.36: every change in order, one per pop).
+    pub queue: QueueKind,
     /// The bound of each handler's backlog (1024 when `None`; `Some(0)` =
     /// unbounded). While a handler is over it, the informer stops applying
     /// the queue and reading the watch.
     pub max_pending: Option<usize>,
+    /// Where a warm start comes from: called once at start; a stored copy
+    /// it resolves with fills the cache and the watch starts from its
+    /// resourceVersion, `None` starts with a list as usual.
+    pub seed: Option<SeedSource>,
 }
+
+/// Loads a stored copy of the informer's objects (see [`InformerOptions::seed`]).
+pub type SeedSource = Rc<dyn Fn() -> LocalBoxFuture<'static, Option<Seed>>>;
 
 /// Why an informer refused a request.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,7 +118,7 @@ struct Inner {
     lw: Rc<dyn ListerWatcher>,
     clock: SharedClock,
     indexer: Indexer,
-    fifo: RefCell<Option<DeltaFifo>>,
+    fifo: RefCell<Option<InformerQueue>>,
     status: StatusCell,
     opts: RefCell<InformerOptions>,
     processor: Rc<Processor>,
@@ -231,6 +245,33 @@ pub fn strip_managed_fields() -> Transformer {
 /// (metadata-only informers), managedFields dropped.
 pub fn metadata_only() -> Transformer {
     Rc::new(|obj: KubeObject| Ok(obj.metadata_only()))
+}
+
+/// A transform to client-go's metadata-only form: `PartialObjectMetadata`
+/// (`apiVersion: meta.k8s.io/v1`) with the object's metadata, managedFields
+/// dropped. Objects the server already sent in that form (a scope with
+/// [`metadata_only`](super::ResourceScope::metadata_only)) only lose their
+/// managedFields; whole objects (a server that does not serve the form, a
+/// WebSocket watch, which cannot ask for it) are cut down on the client, so
+/// both paths cache the same objects.
+pub fn partial_object_metadata() -> Transformer {
+    Rc::new(|obj: KubeObject| {
+        let obj = obj.metadata_only();
+        if obj.kind() == "PartialObjectMetadata" && obj.api_version() == "meta.k8s.io/v1" {
+            return Ok(obj);
+        }
+        let meta = (0..)
+            .map_while(|i| obj.member(i))
+            .find(|(name, _)| *name == "metadata")
+            .map_or("{}", |(_, v)| v);
+        let mut raw = Vec::with_capacity(meta.len() + 80);
+        raw.extend_from_slice(
+            br#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":"#,
+        );
+        raw.extend_from_slice(meta.as_bytes());
+        raw.push(b'}');
+        KubeObject::from_json(&raw).map_err(|e| e.to_string())
+    })
 }
 
 impl SharedIndexInformer {
@@ -477,11 +518,14 @@ impl SharedIndexInformer {
         }
         inner.started.set(true);
         let opts = inner.opts.borrow().clone();
-        let fifo = DeltaFifo::new(DeltaFifoOptions {
-            known_objects: Some(Rc::new(inner.indexer.clone()) as Rc<dyn KnownObjects>),
-            emit_delta_type_replaced: true,
-            transformer: opts.transform.clone(),
-        });
+        let fifo = InformerQueue::new(
+            opts.queue,
+            DeltaFifoOptions {
+                known_objects: Some(Rc::new(inner.indexer.clone()) as Rc<dyn KnownObjects>),
+                emit_delta_type_replaced: true,
+                transformer: opts.transform.clone(),
+            },
+        );
         *inner.fifo.borrow_mut() = Some(fifo.clone());
         let mut ropts = opts.reflector.clone();
         let check = inner.processor.check_period();
@@ -535,7 +579,20 @@ impl SharedIndexInformer {
         .with_on_failure(on_failure);
         inner.processor.run();
         inner.tasks.borrow_mut().push(spawn_local(controller.run()));
-        *inner.reflector_task.borrow_mut() = Some(spawn_local(reflector.run()));
+        let run = match opts.seed {
+            Some(load) => {
+                let load = load();
+                Box::pin(async move {
+                    if let Some(seed) = load.await {
+                        reflector.seed(seed);
+                    }
+                    // Watches from the seed's RV when there was one, else lists.
+                    reflector.resume().await
+                }) as LocalBoxFuture<'static, ()>
+            }
+            None => Box::pin(reflector.run()),
+        };
+        *inner.reflector_task.borrow_mut() = Some(spawn_local(run));
     }
 
     /// Stop watching for now: the reflector's requests and timers end, the

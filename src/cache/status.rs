@@ -18,6 +18,10 @@ pub enum Phase {
     /// Not started.
     #[default]
     Idle,
+    /// Showing objects restored from storage (see `stored_at_ms`), not yet
+    /// confirmed by the server: the watch from their resourceVersion is
+    /// being opened.
+    Stored,
     /// Listing (initial list, relist, or the initial phase of a watch-list).
     Listing,
     /// Watching for changes.
@@ -36,6 +40,7 @@ impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Idle => "idle",
+            Phase::Stored => "stored",
             Phase::Listing => "listing",
             Phase::Watching => "watching",
             Phase::Backoff => "backoff",
@@ -86,6 +91,9 @@ pub struct InformerStatus {
     /// Something the user should know that is not an error: set when the
     /// per-origin connection budget decided the transport.
     pub warning: Option<String>,
+    /// Wall-clock ms at which the restored objects were stored; set from a
+    /// warm start until a watch or list has confirmed the cache.
+    pub stored_at_ms: Option<f64>,
 }
 
 /// An error as the status shows it.

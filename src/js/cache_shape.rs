@@ -12,10 +12,10 @@ use wasm_bindgen::prelude::*;
 
 use super::error::KubeErrorInit;
 use super::options;
-use crate::cache::{FactoryError, ResourceScope};
+use crate::cache::{FactoryError, QueueKind, ResourceScope};
 
 /// `transform`, `indexers`, `resyncMs`, `backoff`, `maxBacklog`,
-/// `stripManagedFields` and `metadataOnly` of `InformerOptions`.
+/// `stripManagedFields`, `metadataOnly` and `queue` of `InformerOptions`.
 pub(crate) struct Shape {
     pub transform: Option<Function>,
     /// By name, in the order added.
@@ -26,6 +26,7 @@ pub(crate) struct Shape {
     pub max_backlog: Option<f64>,
     pub strip_managed_fields: bool,
     pub metadata_only: bool,
+    pub queue: QueueKind,
 }
 
 fn flag(opts: &JsValue, name: &str, default: bool) -> Result<bool, KubeErrorInit> {
@@ -76,6 +77,15 @@ impl Shape {
             max_backlog: options::number(opts, "maxBacklog")?,
             strip_managed_fields: flag(opts, "stripManagedFields", true)?,
             metadata_only: flag(opts, "metadataOnly", false)?,
+            queue: match options::string(opts, "queue")?.as_deref() {
+                None | Some("delta") => QueueKind::DeltaFifo,
+                Some("real") => QueueKind::RealFifo,
+                Some(other) => {
+                    return Err(KubeErrorInit::invalid(format!(
+                        "option `queue` must be 'delta' or 'real', not {other:?}"
+                    )))
+                }
+            },
         })
     }
 
@@ -116,6 +126,9 @@ impl Shape {
         }
         if self.strip_managed_fields != other.strip_managed_fields {
             return Some("stripManagedFields");
+        }
+        if self.queue != other.queue {
+            return Some("queue");
         }
         None
     }
@@ -180,5 +193,8 @@ pub(crate) fn factory_error(scope: &ResourceScope, e: &FactoryError) -> KubeErro
     match e {
         FactoryError::OptionsConflict { option, .. } => options_conflict(scope, option),
         FactoryError::Informer(e) => KubeErrorInit::invalid(e.to_string()),
+        FactoryError::InvalidScope(e) => {
+            KubeErrorInit::invalid(format!("cannot list or watch {}: {e}", describe(scope)))
+        }
     }
 }

@@ -74,8 +74,21 @@ export interface ClientOptions {
   fetchWatchesPerOrigin?: number;
   /** What carries the requests: `fetch` (the default in browsers, workers and edge runtimes), `node` (`node:http`/`node:https`, the default of the package's Node entry), or your own `Transport`. */
   transport?: 'fetch' | 'node' | Transport;
+  /**
+   * Your own `fetch` for every request (custom auth or tracing, an mTLS-capable `fetch` in Node, a service
+   * binding in workerd: `(input, init) => env.API.fetch(input, init)`). Called with `this` undefined; it gets
+   * the URL and a `RequestInit` with `method`, `headers`, `body`, `credentials` and an abort `signal`, and must
+   * resolve to a `Response` whose `body` is a `ReadableStream`. Watches then never use WebSocket (it would go
+   * around your `fetch`). Not together with a `transport` other than `'fetch'`.
+   */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** TLS settings for an `https` server; Node transport only. */
   tls?: TlsOptions;
+  /**
+   * API server warnings (`Warning` headers: deprecated APIs and fields, admission webhooks), each distinct
+   * text once per client, as kubectl shows them. Default: `console.warn('Warning: ' + text)`; `false` ignores them.
+   */
+  onWarning?: ((warning: ApiWarning) => void) | false;
 }
 
 /** Which resource a `ResourceClient` addresses. */
@@ -268,6 +281,7 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     if let Some(n) = options::number(opts, "fetchWatchesPerOrigin")? {
         config.fetch_watches_per_origin = n.clamp(0.0, 1e6) as usize;
     }
+    config.warning_handler = super::warnings::from_options(opts)?;
     Ok(config)
 }
 

@@ -24,11 +24,13 @@ use super::error::KubeErrorInit;
 use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
+use super::persist::Persist;
+use super::selector::{label_selector, selector_error};
 use crate::cache::{
-    metadata_only, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler, IndexFunc,
-    Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister, Notification,
-    ReflectorOptions, Registration, ResourceScope, SharedIndexInformer, SharedInformerFactory,
-    Transformer, WeakInformerFactory,
+    partial_object_metadata, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler,
+    IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister,
+    Notification, ReflectorOptions, Registration, ResourceScope, SharedIndexInformer,
+    SharedInformerFactory, Transformer, WeakInformerFactory,
 };
 use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
@@ -45,13 +47,20 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Whether the resource is namespaced: known for built-in resources and from `client.resourceFor`; otherwise assumed `true`. A cluster-scoped resource ignores `namespace`. */
   namespaced?: boolean;
   namespace?: string;
-  labelSelector?: string;
+  /** A selector string (`app=web`) or an API selector object (a Deployment's `spec.selector`). */
+  labelSelector?: string | LabelSelectorObject;
   fieldSelector?: string;
   /** Re-deliver every cached object as an update this often (ms); off by default. */
   resyncMs?: number;
   /** Drop `metadata.managedFields` before caching (default true). */
   stripManagedFields?: boolean;
-  /** Keep only apiVersion, kind and metadata. */
+  /**
+   * Cache metadata only, as client-go's metadata informers do: the server is asked for
+   * `PartialObjectMetadata` (so the rest of each object never crosses the wire), and objects are
+   * `{ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }` without managedFields.
+   * A server that refuses (406/415) or ignores the request, and watches over WebSocket (which cannot
+   * ask), send whole objects, which are cut down to the same form on the client.
+   */
   metadataOnly?: boolean;
   /** Applied to each object before it is cached; must return a JSON-serializable object. */
   transform?: (obj: T) => T;
@@ -65,6 +74,15 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * says when this happens.
    */
   maxBacklog?: number;
+  /**
+   * The queue between the watch and the cache. `'delta'` (the default, client-go's DeltaFIFO): a key's
+   * queued changes are handed over together, a delete of an object the cache never held is dropped and
+   * repeated deletes are merged, so handlers never see a delete for something they were not given.
+   * `'real'` (client-go's RealFIFO, its informers' default since 1.36): every change in arrival order
+   * across keys, deletes included as they came, a relist's deletions before its objects. Subscribers'
+   * per-frame diffs look the same either way; handlers differ only in the order across keys.
+   */
+  queue?: 'delta' | 'real';
   /**
    * Waits between attempts after an error or a relist (client-go's defaults:
    * 800 ms doubling to 30 s, each wait up to twice its base at random).
@@ -93,6 +111,14 @@ export interface InformerFactoryOptions {
    * In a worker, forward the page's visibility with `setVisible`.
    */
   hiddenPauseMs?: number;
+  /**
+   * Keep a copy of every informer's cache in IndexedDB and start from it
+   * next time (see the README's "Warm start"). `name` names the database;
+   * `identity` separates users (default: the client's bearer token, only
+   * ever hashed; required with a `tokenProvider`); writes happen at most
+   * once per `intervalMs` (default 1,000) per informer.
+   */
+  persist?: { name: string; identity?: string; intervalMs?: number };
 }
 
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
@@ -105,7 +131,12 @@ export interface Diff {
 
 /** An informer's health and progress. */
 export interface InformerStatus {
-  phase: 'idle' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
+  /** `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens. */
+  phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
+  /** Epoch ms at which the cached copy was stored; present (and `phase` is `stored`) until a watch or list confirmed it. */
+  storedAt?: number;
+  /** With a factory's `persist` option: whether copies are still written, and why not. */
+  persistence?: { enabled: boolean; warning?: string };
   /** While backing off: epoch ms of the next attempt. */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
@@ -156,7 +187,12 @@ export declare interface KubeError {
 /** Filters for listers and scoped snapshots. */
 export interface ListFilter {
   namespace?: string;
-  labelSelector?: string;
+  /**
+   * A selector string (`app=web`) or an API selector object (a Deployment's
+   * `spec.selector`), converted as client-go's `LabelSelectorAsSelector`
+   * does: an empty object matches everything, `null` matches nothing.
+   */
+  labelSelector?: string | LabelSelectorObject | null;
   fieldSelector?: string;
 }
 
@@ -178,6 +214,7 @@ pub struct InformerFactory {
     life: Rc<Lifecycle>,
     /// The `visibilitychange` listener, removed at shutdown.
     on_visibility: Option<Function>,
+    persist: Option<Rc<Persist>>,
 }
 
 /// What decides whether a factory's informers watch: their users (reference
@@ -265,6 +302,10 @@ struct State {
     catching_up: Cell<bool>,
     /// When the catch-up began (ms): diffs are held at most `MAX_CATCH_UP_MS`.
     catching_since: Cell<f64>,
+    /// Started from a stored copy: once it is no longer only stored, the
+    /// catch-up (watch replay or relist) is held as one diff.
+    warm: Rc<Cell<bool>>,
+    persist: Option<Rc<Persist>>,
 }
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
@@ -311,7 +352,13 @@ struct Group {
 const REPLAY_CHUNK: usize = 16;
 
 impl State {
-    fn new(inf: SharedIndexInformer, shape: Shape, life: Rc<Lifecycle>) -> Rc<State> {
+    fn new(
+        inf: SharedIndexInformer,
+        shape: Shape,
+        life: Rc<Lifecycle>,
+        warm: Rc<Cell<bool>>,
+        persist: Option<Rc<Persist>>,
+    ) -> Rc<State> {
         Rc::new(State {
             inf,
             shape,
@@ -330,6 +377,8 @@ impl State {
             grace_task: RefCell::new(None),
             catching_up: Cell::new(false),
             catching_since: Cell::new(0.0),
+            warm,
+            persist,
         })
     }
 
@@ -439,6 +488,23 @@ impl State {
     }
 
     fn flush(self: &Rc<Self>) {
+        if self.warm.get() {
+            // A warm start: the stored copy goes out as one diff once it is
+            // applied; what the watch or a relist brings next as another.
+            if self.catching_since.get() == 0.0 {
+                self.catching_since.set(js_sys::Date::now());
+            }
+            let waited = js_sys::Date::now() - self.catching_since.get();
+            if self.inf.queued_deltas() > 0 && !self.inf.is_stopped() && waited < MAX_CATCH_UP_MS {
+                let me = self.clone();
+                on_next_frame(move || me.flush());
+                return;
+            }
+            self.warm.set(false);
+            self.deliver();
+            self.begin_catch_up();
+            return;
+        }
         if self.catching_up.get() {
             let st = self.inf.status_snapshot();
             let caught_up = st.phase != crate::cache::Phase::Listing
@@ -453,6 +519,11 @@ impl State {
             }
             self.catching_up.set(false);
         }
+        self.deliver();
+    }
+
+    /// Send the changes recorded so far to every subscriber as one diff.
+    fn deliver(&self) {
         let diff = self.changes.borrow_mut().flush();
         if diff.is_empty() {
             return;
@@ -670,7 +741,19 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     let set = |k: &str, v: JsValue| {
         let _ = Reflect::set(&o, &k.into(), &v);
     };
-    set("phase", s.phase.as_str().into());
+    // Until a watch or list confirms a restored copy, the data is stored,
+    // not live, whatever the reflector is doing meanwhile.
+    let phase = match s.phase {
+        crate::cache::Phase::Listing
+        | crate::cache::Phase::Backoff
+        | crate::cache::Phase::Watching
+            if s.stored_at_ms.is_some() =>
+        {
+            crate::cache::Phase::Stored
+        }
+        p => p,
+    };
+    set("phase", phase.as_str().into());
     if let Some(t) = s.next_retry_at_ms {
         set("nextRetryAt", t.into());
     }
@@ -703,6 +786,9 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     if let Some(w) = &s.warning {
         set("warning", w.as_str().into());
     }
+    if let Some(t) = s.stored_at_ms {
+        set("storedAt", t.into());
+    }
     if let Some(h) = &s.held_back {
         let o = Object::new();
         let _ = Reflect::set(&o, &"pending".into(), &(h.pending as f64).into());
@@ -713,16 +799,6 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     set("cached", (s.cached as f64).into());
     set("synced", s.synced.into());
     o.into()
-}
-
-fn selector_error(e: crate::cache::SelectorError) -> JsValue {
-    KubeErrorInit {
-        message: e.message,
-        reason: "Invalid".into(),
-        position: Some(e.position as u32),
-        ..Default::default()
-    }
-    .into_js()
 }
 
 /// A JS function as an index function (exceptions become index errors).
@@ -823,10 +899,12 @@ impl InformerFactory {
         if page_hidden() {
             life.set_visible(false);
         }
+        let persist = Persist::from_options(&opts, client.inner())?;
         Ok(InformerFactory {
             factory,
             life,
             on_visibility,
+            persist,
         })
     }
 
@@ -851,8 +929,12 @@ impl InformerFactory {
         #[wasm_bindgen(unchecked_param_type = "InformerOptions")] opts: JsValue,
     ) -> Result<Informer, JsValue> {
         let resource = super::discovery::api_resource(&opts)?;
-        let label_selector =
-            options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
+        // A string is kept verbatim; an object is sent in canonical form.
+        let label_selector = match options::prop(&opts, "labelSelector") {
+            Some(v) if !v.is_string() => Some(label_selector(&opts, "labelSelector")?.to_string()),
+            _ => options::string(&opts, "labelSelector")?,
+        }
+        .filter(|s| !s.trim().is_empty());
         if let Some(s) = &label_selector {
             LabelSelector::parse(s).map_err(selector_error)?;
         }
@@ -866,6 +948,9 @@ impl InformerFactory {
             namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),
             label_selector,
             field_selector,
+            metadata_only: options::prop(&opts, "metadataOnly")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         };
         let label_indexes = string_list(&opts, "labelIndexes")?;
         let shape = Shape::read(&opts)?;
@@ -905,9 +990,10 @@ impl InformerFactory {
             bo.max = options::millis(ms);
         }
         io.max_pending = shape.max_backlog.map(|n| n.min(u32::MAX as f64) as usize);
+        io.queue = shape.queue;
         let user = shape.transform.clone().map(js_transform);
         let base = if shape.metadata_only {
-            Some(metadata_only())
+            Some(partial_object_metadata())
         } else if shape.strip_managed_fields {
             Some(strip_managed_fields())
         } else {
@@ -923,12 +1009,18 @@ impl InformerFactory {
             .iter()
             .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
             .collect();
+        let key = SharedInformerFactory::scope_key(&scope);
+        let warm: Rc<Cell<bool>> = Rc::default();
+        if let Some(p) = &self.persist {
+            io.seed = Some(p.seed_source(&key, warm.clone()));
+        }
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
+        let persist = self.persist.clone();
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let state = State::new(inf.clone(), shape, life);
+                let state = State::new(inf.clone(), shape, life, warm, persist);
                 made = Some(state.clone());
                 Some(state as Rc<dyn Any>)
             })
@@ -936,6 +1028,9 @@ impl InformerFactory {
         // A new entry always runs `attach`; an existing one was found above.
         let state = made.ok_or_else(|| options_conflict(&scope, "options"))?;
         add_label_indexes(&inf, &label_indexes)?;
+        if let Some(p) = &self.persist {
+            p.track(&inf, &key);
+        }
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {
             if let Some(s) = weak.upgrade() {
@@ -972,6 +1067,20 @@ impl InformerFactory {
         self.factory.start();
     }
 
+    /// Stop writing to IndexedDB and delete every copy stored under the
+    /// `persist` name (for every server and identity), e.g. at logout.
+    /// Resolves at once without the `persist` option.
+    #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
+    pub fn clear_persisted(&self) -> Promise {
+        let cleared = self.persist.as_ref().map(|p| p.clear());
+        future_to_promise(async move {
+            if let Some(p) = cleared {
+                wasm_bindgen_futures::JsFuture::from(p).await?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Resolves when every informer created so far has synced.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
     pub fn wait_for_sync(&self) -> Promise {
@@ -997,6 +1106,9 @@ impl InformerFactory {
         }
         let all = states(&self.factory);
         self.factory.shutdown();
+        if let Some(p) = &self.persist {
+            p.stop();
+        }
         for s in &all {
             s.joined.notify_waiters();
         }
@@ -1174,8 +1286,7 @@ impl Informer {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<ScopedView, JsValue> {
         let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let sel = options::string(&filter, "labelSelector")?.unwrap_or_default();
-        let selector = LabelSelector::parse(&sel).map_err(selector_error)?;
+        let selector = label_selector(&filter, "labelSelector")?;
         let fsel = options::string(&filter, "fieldSelector")?.unwrap_or_default();
         let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
         Ok(ScopedView {
@@ -1261,7 +1372,11 @@ impl Informer {
     /// Current status.
     #[wasm_bindgen(getter, unchecked_return_type = "InformerStatus")]
     pub fn status(&self) -> JsValue {
-        status_to_js(&self.state.inf.status_snapshot())
+        let js = status_to_js(&self.state.inf.status_snapshot());
+        if let Some(p) = &self.state.persist {
+            let _ = Reflect::set(&js, &"persistence".into(), &p.status_js());
+        }
+        js
     }
 
     /// Approximate bytes the cached objects hold in wasm memory (raw JSON
@@ -1439,9 +1554,7 @@ impl Lister {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
         let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let selector =
-            LabelSelector::parse(&options::string(&filter, "labelSelector")?.unwrap_or_default())
-                .map_err(selector_error)?;
+        let selector = label_selector(&filter, "labelSelector")?;
         let fields =
             FieldSelector::parse(&options::string(&filter, "fieldSelector")?.unwrap_or_default())
                 .map_err(selector_error)?;

@@ -184,3 +184,26 @@ export function asyncIterable(it) {
   };
   return it;
 }
+
+// A log's lines: `for await`, or `readable()` for a `ReadableStream`.
+export function lineStream(it) {
+  asyncIterable(it);
+  it.readable = function () {
+    return readableOf(this);
+  };
+  return it;
+}
+
+// A `ReadableStream` pulling from an async iterator; cancelling it ends the iterator.
+function readableOf(it) {
+  return new ReadableStream({
+    async pull(controller) {
+      const r = await it.next();
+      if (r.done) controller.close();
+      else controller.enqueue(r.value);
+    },
+    cancel() {
+      return it.return();
+    },
+  }, { highWaterMark: 0 });
+}

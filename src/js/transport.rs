@@ -1,6 +1,7 @@
 //! Which transport a `KubeClient` uses: `fetch` (the default of the web and
-//! bundler entries), or a JS object implementing `Transport` — the Node
-//! entry passes its `node:http`/`node:https` one (pkg-template/node.js).
+//! bundler entries; the global one or the `fetch` option's), or a JS object
+//! implementing `Transport` — the Node entry passes its
+//! `node:http`/`node:https` one (pkg-template/node.js).
 
 use std::rc::Rc;
 
@@ -75,6 +76,16 @@ pub fn from_options(opts: &JsValue) -> Result<Rc<dyn Transport>, KubeErrorInit> 
         return Err(KubeErrorInit::invalid(
             "option `tls` needs the Node transport: import the package's Node entry (`kubewasm` in Node) and leave `transport` unset or 'node'",
         ));
+    }
+    if let Some(f) = options::function(opts, "fetch")? {
+        let named = transport.as_ref().map(JsValue::as_string);
+        return match named {
+            None => Ok(Rc::new(FetchTransport::with_fetch(f))),
+            Some(Some(t)) if t == "fetch" => Ok(Rc::new(FetchTransport::with_fetch(f))),
+            _ => Err(KubeErrorInit::invalid(
+                "option `fetch` replaces the transport: leave `transport` unset or 'fetch'",
+            )),
+        };
     }
     match transport {
         None => Ok(Rc::new(FetchTransport::new())),

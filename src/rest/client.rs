@@ -273,6 +273,31 @@ impl Client {
         super::watch_transport::watch(self, req).await
     }
 
+    /// Send a non-watch request and hand back its body unread, as it
+    /// arrives (client-go's `Request.Stream`): pod logs, proxied files. A
+    /// non-2xx answer is an [`Error::Api`] as for [`send`](Self::send); the
+    /// timeout covers only the wait for the response headers, and dropping
+    /// the stream aborts the request. Retried and rate limited like `send`.
+    pub async fn stream(&self, req: &Request) -> Result<BodyStream, Error> {
+        self.stream_body(req, false).await
+    }
+
+    /// [`stream`](Self::stream); `long_lived` tells the transport the body
+    /// may stay open indefinitely (a followed log), as a watch's does.
+    pub(crate) async fn stream_body(
+        &self,
+        req: &Request,
+        long_lived: bool,
+    ) -> Result<BodyStream, Error> {
+        if req.is_watch() {
+            return Err(Error::invalid_request(
+                "a watch request must be sent with Client::watch",
+            ));
+        }
+        let (resp, _) = self.execute(req, &Want::Body { long_lived }).await?;
+        Ok(resp.body)
+    }
+
     /// A watch over `fetch`; `lease` counts it in the budget while the
     /// response body is open.
     pub(super) async fn fetch_watch(
@@ -293,6 +318,15 @@ impl Client {
             req.idle_timeout_override()
                 .or(self.0.config.watch_idle_timeout),
         )
+    }
+
+    /// Hand the `Warning` headers of a response to the configured handler.
+    pub(super) fn warn(&self, headers: &[(String, String)]) {
+        if let Some(h) = &self.0.config.warning_handler {
+            for w in super::warning::parse_warning_headers(headers) {
+                h.0.handle_warning(&w);
+            }
+        }
     }
 
     /// The transport.
@@ -372,7 +406,7 @@ impl Client {
                 _ if !ok => Body::Bytes(
                     read_error_body(&mut resp.body, max_body.min(ERROR_BODY_MAX)).await?,
                 ),
-                Want::Stream | Want::List(_) => Body::None,
+                Want::Stream | Want::List(_) | Want::Body { .. } => Body::None,
                 Want::Bytes => Body::Bytes(read_body(&mut resp.body, max_body).await?),
             };
             Ok::<_, Error>((resp, body))
@@ -407,6 +441,7 @@ impl Client {
 
     async fn execute(&self, req: &Request, want: &Want) -> Result<(HttpResponse, Body), Error> {
         let watch = matches!(want, Want::Stream);
+        let long_lived = watch || matches!(want, Want::Body { long_lived: true });
         let cfg = &self.0.config;
         let url = req.url(&cfg.base_url)?;
         let timeout = req.timeout_override().or(cfg.timeout);
@@ -423,10 +458,11 @@ impl Client {
                 headers: self.headers(req).await?,
                 body: req.body_bytes().cloned(),
                 credentials: cfg.credentials,
-                is_watch: watch,
+                is_watch: long_lived,
             };
             let err = match self.attempt(http, want, timeout).await {
                 Ok((resp, body)) => {
+                    self.warn(&resp.headers);
                     let ok = if watch {
                         resp.status == 200
                     } else {
@@ -460,6 +496,10 @@ impl Client {
 enum Want {
     /// A watch: the body stays open for the caller.
     Stream,
+    /// Any other streamed body (client-go's `Stream`): rate limited and
+    /// accepted on any 2xx like a plain request, left open for the caller;
+    /// `long_lived` marks it for the transport as a watch is marked.
+    Body { long_lived: bool },
     /// The whole body.
     Bytes,
     /// A LIST, decoded as it arrives.

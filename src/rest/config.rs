@@ -181,6 +181,11 @@ pub struct Config {
     /// HTTP/1.1 origin (the browser allows six connections; the rest stay
     /// for lists and writes). Default 4.
     pub fetch_watches_per_origin: usize,
+    /// Receives the `Warning` headers of every response (deprecations,
+    /// admission warnings); `None` (the default) ignores them. Wrap the
+    /// handler in [`DedupWarnings`](super::DedupWarnings) to see each
+    /// message once, as kubectl does.
+    pub warning_handler: Option<super::SharedWarningHandler>,
 }
 
 impl Config {
@@ -202,6 +207,7 @@ impl Config {
             max_in_flight: None,
             watch_transport: WatchTransportMode::Auto,
             fetch_watches_per_origin: 4,
+            warning_handler: None,
         }
     }
 

@@ -23,14 +23,26 @@ use super::transport::{
 };
 use super::Error;
 
-/// The `fetch`-based transport. Stateless; one per client is plenty.
+/// The `fetch`-based transport: over `globalThis.fetch`, or a `fetch` the
+/// user supplies (custom auth or tracing, an mTLS-capable `fetch` in Node,
+/// a service binding's `fetch` in workerd). One per client is plenty.
 #[derive(Debug, Clone, Default)]
-pub struct FetchTransport;
+pub struct FetchTransport {
+    fetch: Option<Function>,
+}
 
 impl FetchTransport {
     /// A transport over `globalThis.fetch`.
     pub fn new() -> Self {
-        FetchTransport
+        FetchTransport::default()
+    }
+
+    /// A transport over `fetch`, called as `fetch(url, init)` with
+    /// `this` undefined (bind it if it needs a receiver, as a workerd
+    /// service binding's does). It must resolve to a `Response`, or an
+    /// object with its `status`, `headers` and `body` (a `ReadableStream`).
+    pub fn with_fetch(fetch: Function) -> Self {
+        FetchTransport { fetch: Some(fetch) }
     }
 }
 
@@ -87,12 +99,19 @@ fn js_err(what: &str, v: JsValue) -> Error {
     Error::network(format!("{what}: {}", js_message(&v)))
 }
 
-async fn send(req: HttpRequest) -> Result<HttpResponse, Error> {
+async fn send(req: HttpRequest, custom: Option<Function>) -> Result<HttpResponse, Error> {
     let global = js_sys::global();
-    let fetch: Function = Reflect::get(&global, &JsValue::from_str("fetch"))
-        .ok()
-        .and_then(|f| f.dyn_into().ok())
-        .ok_or_else(|| Error::invalid_config("this JavaScript host has no global fetch"))?;
+    // The global `fetch` needs the global as `this`; a supplied one gets none.
+    let (fetch, this) = match custom {
+        Some(f) => (f, JsValue::UNDEFINED),
+        None => (
+            Reflect::get(&global, &JsValue::from_str("fetch"))
+                .ok()
+                .and_then(|f| f.dyn_into::<Function>().ok())
+                .ok_or_else(|| Error::invalid_config("this JavaScript host has no global fetch"))?,
+            global.clone().into(),
+        ),
+    };
     let controller = AbortController::new().map_err(|e| js_err("AbortController", e))?;
     let guard = AbortGuard(Some(controller.clone()));
 
@@ -115,13 +134,12 @@ async fn send(req: HttpRequest) -> Result<HttpResponse, Error> {
         init.set_body(&Uint8Array::from(&body[..]));
     }
     let promise = fetch
-        .call2(&global, &JsValue::from_str(&req.url), &init)
+        .call2(&this, &JsValue::from_str(&req.url), &init)
         .map_err(classify)?;
-    let resp: Response = JsFuture::from(js_sys::Promise::resolve(&promise))
+    let resp = JsFuture::from(js_sys::Promise::resolve(&promise))
         .await
-        .map_err(classify)?
-        .dyn_into()
-        .map_err(|_| Error::network("fetch resolved to something that is not a Response"))?;
+        .map_err(classify)?;
+    let resp = as_response(resp)?;
 
     let mut out_headers = Vec::new();
     if let Ok(Some(iter)) = js_sys::try_iter(&resp.headers()) {
@@ -148,6 +166,32 @@ async fn send(req: HttpRequest) -> Result<HttpResponse, Error> {
         headers: out_headers,
         body,
     })
+}
+
+/// A `Response`, or (from a supplied `fetch`, perhaps of another realm or
+/// a polyfill) an object with a numeric `status` and a `headers` object,
+/// used through the same members.
+fn as_response(v: JsValue) -> Result<Response, Error> {
+    if v.is_instance_of::<Response>() {
+        return Ok(v.unchecked_into());
+    }
+    let member = |name: &str| Reflect::get(&v, &JsValue::from_str(name)).ok();
+    let status_ok = member("status")
+        .and_then(|s| s.as_f64())
+        .is_some_and(|s| (100.0..=599.0).contains(&s));
+    let headers_ok = member("headers").is_some_and(|h| h.is_object());
+    // No body, or a `ReadableStream` (what `getReader` is called on).
+    let body_ok = member("body").is_none_or(|b| {
+        b.is_null()
+            || b.is_undefined()
+            || Reflect::get(&b, &JsValue::from_str("getReader")).is_ok_and(|g| g.is_function())
+    });
+    if !(v.is_object() && status_ok && headers_ok && body_ok) {
+        return Err(Error::network(
+            "fetch resolved to something that is not a Response",
+        ));
+    }
+    Ok(v.unchecked_into())
 }
 
 fn body_stream(reader: ReadableStreamDefaultReader, guard: AbortGuard) -> BodyStream {
@@ -179,7 +223,7 @@ fn body_stream(reader: ReadableStreamDefaultReader, guard: AbortGuard) -> BodySt
 
 impl Transport for FetchTransport {
     fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>> {
-        Box::pin(send(req))
+        Box::pin(send(req, self.fetch.clone()))
     }
 
     // Watches over WebSocket live in websocket.rs.
@@ -190,8 +234,10 @@ impl Transport for FetchTransport {
         super::websocket::open(req)
     }
 
+    // A supplied `fetch` carries every request (its auth, tracing, routing);
+    // a WebSocket would go around it.
     fn supports_websocket(&self) -> bool {
-        super::websocket::supported()
+        self.fetch.is_none() && super::websocket::supported()
     }
 
     fn is_connection_limited(&self) -> bool {

@@ -37,6 +37,7 @@ mod params;
 mod request;
 mod scan;
 mod transport;
+mod warning;
 #[cfg(all(doc, not(target_arch = "wasm32")))]
 mod wasm_only_docs;
 mod watch;
@@ -57,6 +58,7 @@ pub use config::{
 pub use error::{ApiError, Error, Status, StatusCause, StatusDetails};
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
+pub(crate) use framer::find_newline;
 #[cfg(target_arch = "wasm32")]
 pub use js_transport::JsTransport;
 pub use list::ObjectList;
@@ -67,15 +69,22 @@ pub use params::{
 };
 pub use request::{Method, Request};
 pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
+pub use warning::{
+    parse_warning_headers, DedupWarnings, SharedWarningHandler, Warning, WarningHandler,
+    MAX_REMEMBERED_WARNINGS,
+};
 #[cfg(all(doc, not(target_arch = "wasm32")))]
 pub use wasm_only_docs::{FetchTransport, JsTransport};
 pub use watch::{WatchEvent, WatchStream, INITIAL_EVENTS_END_ANNOTATION};
+pub(crate) use watch_transport::stream_lease;
 pub use watch_transport::{TransportChoice, TransportReason, WatchTransport, WatchTransportMode};
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) use fake_transport::{FakeResponse, FakeTransport};
 #[cfg(test)]
 pub(crate) use list::decode_list;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use watch_transport::open_fetch_watches;
 
 /// The REST layer's test support (see [`crate::testing`]).
 #[cfg(feature = "testing")]

@@ -268,6 +268,22 @@ impl Drop for FetchLease {
     }
 }
 
+/// Counts a long-lived non-watch stream to `url` (a followed log) in the
+/// per-origin budget as a fetch watch is counted, holding one of the slots
+/// the host shares across pages where it has them. It never waits: when
+/// every slot is taken it is counted beyond the budget, and the watches
+/// opened meanwhile go over WebSocket.
+pub(crate) async fn stream_lease(client: &Client, url: &str) -> FetchLease {
+    let origin = origin_of(url);
+    let budget = client.config().fetch_watches_per_origin;
+    let slot = client
+        .transport()
+        .take_watch_slot(&origin, budget)
+        .await
+        .flatten();
+    FetchLease::take(&origin, slot)
+}
+
 /// `scheme://host[:port]` of an absolute URL, lower-cased; `""` for a path
 /// (the page's own origin).
 pub fn origin_of(url: &str) -> String {

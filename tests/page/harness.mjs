@@ -11,13 +11,16 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const site = join(root, 'target', 'demo-site');
 export const artifacts = join(root, 'tests', 'artifacts');
 
-/** Start kubewasm-sim (no token: the page is same-origin) and resolve with its URL. */
-export async function startSim(args) {
+/**
+ * Start kubewasm-sim (no token: the page is same-origin) serving `staticDir`
+ * (the dashboard by default) and resolve with its URL.
+ */
+export async function startSim(args, { staticDir = site } = {}) {
   const bin = join(root, 'target', 'release', 'kubewasm-sim');
-  for (const need of [bin, join(site, 'index.html')]) {
+  for (const need of [bin, join(staticDir, 'index.html')]) {
     if (!existsSync(need)) throw new Error(`${need} is missing: run \`make test-page\` (it builds the sim, the package and the site)`);
   }
-  const proc = spawn(bin, ['--port', '0', '--static-dir', site, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(bin, ['--port', '0', '--static-dir', staticDir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let buf = '';
     proc.stdout.on('data', (d) => {

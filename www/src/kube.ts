@@ -103,7 +103,9 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
   // A resource the user left stops watching 10 s later (sooner than the 30 s default:
   // clicking through kinds must not pile up watches on an HTTP/1.1 origin).
-  const factory = new InformerFactory(client, { releaseGraceMs: 10_000 });
+  // Each kind's cache is kept in IndexedDB (per server and token), so a reload
+  // shows the last rows at once while the watch catches up.
+  const factory = new InformerFactory(client, { releaseGraceMs: 10_000, persist: { name: 'kubewasm-dashboard' } });
   const caches = new Map<string, Cache<KubeObject>>();
   const uses = new Map<string, number>();
 

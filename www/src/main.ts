@@ -80,6 +80,9 @@ export function phaseText(s: InformerStatus, now: number): string {
       return s.nextRetryAt !== undefined ? `reconnecting in ${Math.max(0, Math.ceil((s.nextRetryAt - now) / 1000))} s` : 'reconnecting';
     case 'listing':
       return s.relists > 0 ? 'relisting' : s.synced ? 'listing' : 'initial list';
+    case 'stored':
+      // Rows from the copy in IndexedDB: not live yet.
+      return `stored copy from ${ago(s.storedAt, now)}`;
     default:
       return s.phase;
   }
@@ -338,7 +341,8 @@ function renderPanels(now: number): void {
     pill.dataset.phase = s.relists > 0 && s.phase === 'listing' ? 'relisting' : s.phase;
     pill.textContent = `${current.label}: ${phaseText(s, now)}`;
     // The pill may be cut short to keep the header on screen: the title has it all.
-    pill.title = s.lastError ? `${pill.textContent} — last error: ${s.lastError.message}` : pill.textContent;
+    const why = s.lastError ? ` — last error: ${s.lastError.message}` : s.persistence?.warning ? ` — ${s.persistence.warning}` : '';
+    pill.title = pill.textContent + why;
     const count = $('count');
     count.textContent = `${nf.format(s.cached)} cached`;
     count.dataset.count = String(s.cached);

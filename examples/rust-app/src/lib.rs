@@ -8,18 +8,18 @@
 use std::fmt;
 use std::time::Duration;
 
-use kubewasm::api::ApiResource;
-use kubewasm::cache::{
-    InformerOptions, LabelSelector, ResourceScope, SelectorError, SharedInformerFactory, SyncError,
-};
-use kubewasm::rest::Client;
+use kubewasm::cache::{FactoryError, SelectorError, SyncError};
+use kubewasm::SharedInformerFactory;
+use kubewasm::{ApiResource, Client, InformerOptions, LabelSelector, ResourceScope};
 
 /// What can go wrong, from configuration to the first answer.
 #[derive(Debug)]
 pub enum AppError {
-    /// The client configuration or the resource scope was refused (a bad
-    /// URL, a scope without a version, ...).
-    Config(kubewasm::rest::Error),
+    /// The client configuration was refused (a bad URL, ...).
+    Config(kubewasm::Error),
+    /// The factory refused the informer (a scope no request could be built
+    /// for, ...).
+    Factory(FactoryError),
     /// The label selector does not parse.
     Selector(SelectorError),
     /// The cache did not sync in time (the server's last error inside).
@@ -30,6 +30,7 @@ impl fmt::Display for AppError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AppError::Config(e) => write!(f, "configuration: {e}"),
+            AppError::Factory(e) => write!(f, "informer: {e}"),
             AppError::Selector(e) => write!(f, "selector: {e}"),
             AppError::Sync(e) => write!(f, "sync: {e}"),
         }
@@ -49,7 +50,7 @@ pub async fn pod_names(
     let selector = LabelSelector::parse(selector).map_err(AppError::Selector)?;
     let factory = SharedInformerFactory::new(client, InformerOptions::default());
     let pods = ResourceScope::new(ApiResource::new("", "v1", "pods", true)).namespace(namespace);
-    let informer = factory.try_informer(pods, None).map_err(AppError::Config)?;
+    let informer = factory.informer(pods, None).map_err(AppError::Factory)?;
     factory.start();
     let synced = factory.wait_for_sync_timeout(timeout).await;
     let names = synced.map(|()| {
@@ -68,7 +69,7 @@ pub async fn pod_names(
 
 /// A client for `server`, with a bearer token when one is given.
 pub fn client(server: &str, token: Option<&str>) -> Result<Client, AppError> {
-    let mut config = kubewasm::rest::Config::new(server);
+    let mut config = kubewasm::Config::new(server);
     if let Some(t) = token {
         config = config.bearer_token(t);
     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use kubewasm::cache::SyncErrorKind;
+use kubewasm::cache::{FactoryError, SyncErrorKind};
 use kubewasm::rest::{Client, ListParams, Request};
 use kubewasm_rust_app::{client, pod_names, pod_names_js, AppError};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -101,6 +101,6 @@ async fn a_bad_selector_url_or_namespace_is_a_typed_error_at_once() {
     ));
     assert!(matches!(
         pod_names(sim_client(), "a/b", "", Duration::from_secs(30)).await,
-        Err(AppError::Config(_))
+        Err(AppError::Factory(FactoryError::InvalidScope(_)))
     ));
 }

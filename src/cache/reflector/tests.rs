@@ -11,7 +11,7 @@ use serde_json::json;
 use super::watch_list::watch_list_resource_version;
 use super::*;
 use crate::cache::controller::{process_deltas, DeltaHandler};
-use crate::cache::delta_fifo::{DeltaFifoOptions, KnownObjects};
+use crate::cache::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
 use crate::cache::scripted::{Call, ScriptedListerWatcher};
 use crate::cache::store::Indexer;
 use crate::rest::fixtures::{obj, page};

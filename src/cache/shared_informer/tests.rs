@@ -443,9 +443,34 @@ fn strip_managed_fields_and_metadata_only_transforms() {
     assert!(strip_managed_fields()(plain.clone())
         .unwrap()
         .ptr_eq(&plain));
-    let m = metadata_only()(o).unwrap();
+    let m = metadata_only()(o.clone()).unwrap();
     assert!(!m.raw_str().contains("spec") && !m.raw_str().contains("managedFields"));
     assert_eq!(m.name(), "a");
+
+    // A whole object and the server's metadata-only form of it cache alike.
+    let from_client = partial_object_metadata()(o.clone()).unwrap();
+    let server_form = KubeObject::from_value(&json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": serde_json::from_str::<serde_json::Value>(o.raw_str())
+            .unwrap()["metadata"]
+            .clone(),
+    }))
+    .unwrap();
+    let from_server = partial_object_metadata()(server_form).unwrap();
+    for p in [&from_client, &from_server] {
+        assert_eq!(
+            (p.kind(), p.api_version()),
+            ("PartialObjectMetadata", "meta.k8s.io/v1")
+        );
+        assert_eq!(
+            (p.name(), p.namespace(), p.resource_version()),
+            ("a", Some("ns"), "1")
+        );
+        assert!(!p.raw_str().contains("spec") && !p.raw_str().contains("managedFields"));
+    }
+    let as_value = |o: &KubeObject| serde_json::from_str::<serde_json::Value>(o.raw_str()).unwrap();
+    assert_eq!(as_value(&from_client), as_value(&from_server));
 }
 
 #[test]
@@ -900,4 +925,175 @@ fn pause_drops_the_watch_and_resume_watches_from_the_last_rv_without_listing() {
         ]
     );
     assert_eq!(r.inf.status_snapshot().phase, Phase::Watching);
+}
+
+/// The two queues differ in one observable way: DeltaFIFO hands over every
+/// queued change of a key together, RealFIFO every change in arrival order.
+#[test]
+fn real_fifo_informers_deliver_changes_in_arrival_order_across_keys() {
+    for (queue, expected) in [
+        (
+            crate::cache::QueueKind::DeltaFifo,
+            ["update a@1->2", "update a@2->3", "update b@1->2"],
+        ),
+        (
+            crate::cache::QueueKind::RealFifo,
+            ["update a@1->2", "update b@1->2", "update a@2->3"],
+        ),
+    ] {
+        let r = rig_with(
+            vec![
+                page("1", vec![obj("ns/a", 1), obj("ns/b", 1)]),
+                page("9", vec![obj("ns/b", 2)]),
+            ],
+            InformerOptions { queue, ..opts() },
+        );
+        let log: Log = Rc::default();
+        r.inf.add_event_handler(recorder(log.clone())).unwrap();
+        r.inf.start();
+        run_until_stalled();
+        assert!(r.inf.has_synced(), "{queue:?}");
+        log.borrow_mut().clear();
+        // Three events queued before the controller's next turn.
+        for ev in [
+            WatchEvent::Modified(obj("ns/a", 2)),
+            WatchEvent::Modified(obj("ns/b", 2)),
+            WatchEvent::Modified(obj("ns/a", 3)),
+        ] {
+            assert!(r.lw.send(Ok(ev)));
+        }
+        run_until_stalled();
+        assert_eq!(*log.borrow(), expected, "{queue:?}");
+        // A relist without `a` deletes it, through either queue.
+        log.borrow_mut().clear();
+        r.send(gone());
+        r.clock.advance(Duration::from_secs(2));
+        run_until_stalled();
+        assert!(
+            log.borrow().contains(&"delete ns/a".to_string()),
+            "{queue:?}: {:?}",
+            log.borrow()
+        );
+        assert_eq!(
+            r.state(),
+            BTreeMap::from([("ns/b".to_string(), "2".to_string())]),
+            "{queue:?}"
+        );
+    }
+}
+
+fn seeded(objects: Vec<KubeObject>, rv: &str) -> InformerOptions {
+    let rv = rv.to_owned();
+    let source: SeedSource = Rc::new(move || {
+        let seed = Seed {
+            objects: objects.clone(),
+            resource_version: rv.clone(),
+            stored_at_ms: 1234.0,
+        };
+        Box::pin(async move { Some(seed) })
+    });
+    InformerOptions {
+        seed: Some(source),
+        ..opts()
+    }
+}
+
+#[test]
+fn a_seed_fills_the_cache_and_the_watch_starts_from_its_rv_without_listing() {
+    let r = rig_with(
+        vec![page("20", vec![obj("ns/a", 15), obj("ns/c", 20)])],
+        seeded(vec![obj("ns/a", 3), obj("ns/b", 4)], "5"),
+    );
+    let log: Log = Rc::default();
+    r.inf.add_event_handler(recorder(log.clone())).unwrap();
+    r.inf.start();
+    run_until_stalled();
+    assert!(
+        r.inf.has_synced(),
+        "the stored copy counts as the initial list"
+    );
+    assert_eq!(r.state().len(), 2);
+    assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()], "no list");
+    // An open watch does not confirm the copy (an expired RV arrives as an
+    // error event); its first event does.
+    let st = r.inf.status_snapshot();
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, Some(1234.0)));
+    r.send(WatchEvent::Modified(obj("ns/b", 6)));
+    assert_eq!(r.state()["ns/b"], "6");
+    assert_eq!(r.inf.status_snapshot().stored_at_ms, None);
+    // The stored RV expired meanwhile: relist and deliver the difference.
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(2));
+    run_until_stalled();
+    let want: BTreeMap<String, String> = [("ns/a", "15"), ("ns/c", "20")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(r.state(), want);
+    assert_eq!(
+        *log.borrow(),
+        vec![
+            "add a@3 initial",
+            "add b@4 initial",
+            "update b@4->6",
+            "update a@3->15",
+            "add c@20",
+            "delete ns/b"
+        ]
+    );
+}
+
+#[test]
+fn a_seed_shows_stored_until_the_watch_opens_and_no_seed_lists() {
+    let r = rig_with(
+        vec![page("9", vec![obj("ns/a", 9)])],
+        seeded(vec![obj("ns/a", 3)], "5"),
+    );
+    r.lw.push_watch_error(Error::Network {
+        message: "offline".into(),
+    });
+    r.inf.start();
+    run_until_stalled();
+    let st = r.inf.status_snapshot();
+    assert_eq!(st.stored_at_ms, Some(1234.0), "{st:?}");
+    assert_eq!(
+        st.phase,
+        Phase::Backoff,
+        "the watch failed: data still only stored"
+    );
+    assert_eq!(r.state()["ns/a"], "3");
+
+    // A seed source that finds nothing: an ordinary list.
+    let none: SeedSource = Rc::new(|| Box::pin(async { None }));
+    let r = rig_with(
+        vec![page("9", vec![obj("ns/a", 9)])],
+        InformerOptions {
+            seed: Some(none),
+            ..opts()
+        },
+    );
+    r.inf.start();
+    run_until_stalled();
+    assert!(r.lw.described()[0].starts_with("LIST rv=0"));
+    assert_eq!(r.state()["ns/a"], "9");
+}
+
+#[test]
+fn a_quiet_watch_from_a_seed_confirms_it_after_a_moment() {
+    let r = rig_with(Vec::new(), seeded(vec![obj("ns/a", 3)], "5"));
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(r.inf.status_snapshot().stored_at_ms, Some(1234.0));
+    r.clock.advance(Duration::from_millis(900));
+    run_until_stalled();
+    assert_eq!(
+        r.inf.status_snapshot().stored_at_ms,
+        Some(1234.0),
+        "not yet"
+    );
+    r.clock.advance(Duration::from_millis(200));
+    run_until_stalled();
+    let st = r.inf.status_snapshot();
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, None));
+    assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()]);
 }

@@ -1,4 +1,5 @@
 mod fifo_tests;
+mod real_fifo_tests;
 mod store_tests;
 
 use serde_json::json;

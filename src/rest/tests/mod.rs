@@ -4,4 +4,5 @@ mod client_tests;
 mod decode_props;
 mod error_tests;
 mod gate_tests;
+mod warning_tests;
 mod watch_tests;

@@ -95,3 +95,25 @@ test('hidden past the delay, informers close their watches; visible again, one d
     factory.shutdown();
   }
 });
+
+test('persist where there is no IndexedDB (Node): a warning, no copy, and the informer works as usual', async () => {
+  const factory = new InformerFactory(client, { persist: { name: 'node-test', intervalMs: 50 } });
+  try {
+    const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
+    factory.start();
+    await inf.waitForSync();
+    assert.notEqual(inf.status.phase, 'stored');
+    // The first write finds no storage: persistence turns itself off and says why.
+    await until(() => inf.status.persistence?.enabled === false);
+    assert.match(inf.status.persistence?.warning ?? '', /IndexedDB is not available|could not be read/);
+    assert.equal(sorted(cacheState(inf.getSnapshot())), sorted(await simState()));
+    await factory.clearPersisted();
+  } finally {
+    factory.shutdown();
+  }
+  // A token provider without an identity could mix users' copies: refused.
+  assert.throws(
+    () => new InformerFactory(new KubeClient({ server, tokenProvider: () => token ?? '' }), { persist: { name: 'node-test' } }),
+    (e: unknown) => e instanceof Error && /identity/.test(e.message),
+  );
+});

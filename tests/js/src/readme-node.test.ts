@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makePki, tlsProxy } from './support/tls.js';
 import { blocksFor, toJs, where } from './support/readme.js';
@@ -22,8 +24,22 @@ const pki = makePki();
 const proxy = await tlsProxy(sim, pki.server);
 const kubeconfig = join(pki.dir, 'config');
 const saved = process.env.KUBECONFIG;
+// What `kubectl proxy` is to the README: plain HTTP, credentials added on the way.
+const kubectlProxy = createServer((req, res) => {
+  const up = httpRequest(new URL(req.url ?? '/', sim), { method: req.method, headers: { ...req.headers, authorization: `Bearer ${token}` } }, (r) => {
+    res.writeHead(r.statusCode ?? 502, r.headers);
+    r.pipe(res);
+  });
+  up.on('error', () => res.destroy());
+  req.pipe(up);
+});
+await new Promise<void>((resolve) => kubectlProxy.listen(0, '127.0.0.1', resolve));
+process.env.KUBE_PROXY = `http://127.0.0.1:${(kubectlProxy.address() as AddressInfo).port}`;
 after(async () => {
   await proxy.close();
+  kubectlProxy.closeAllConnections();
+  await new Promise((resolve) => kubectlProxy.close(resolve));
+  delete process.env.KUBE_PROXY;
   pki.cleanup();
   if (saved === undefined) delete process.env.KUBECONFIG;
   else process.env.KUBECONFIG = saved;
@@ -83,6 +99,15 @@ users:
     token: ${token}
 `);
   process.env.KUBECONFIG = kubeconfig;
+  // What each feature section's block prints against the sim.
+  const checks: Record<string, (l: string[]) => void> = {
+    'Label selectors from objects': (l) => assert.ok(l.length > 0 && l.every((x) => /^\S+: \d+ pods$/.test(x)) && l.some((x) => !x.endsWith(': 0 pods')), l.join('\n')),
+    'Metadata-only informers': (l) => assert.deepEqual(l, ['PartialObjectMetadata apiVersion,kind,metadata false']),
+    'Pod logs': (l) => assert.deepEqual(l, ['5 lines']),
+    Warnings: (l) => assert.deepEqual(l, ['warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead']),
+    'Bring your own fetch': (l) => assert.match(l.join('\n'), /^\d+ namespaces in 1 request$/),
+  };
+  const seen = new Set<string>();
   for (const [i, block] of blocks.entries()) {
     // Beside the tests, so `kubewasm` resolves from this package's node_modules.
     const file = fileURLToPath(new URL(`./readme-node-block-${i}.mjs`, import.meta.url));
@@ -94,12 +119,15 @@ users:
       await import(pathToFileURL(file).href);
       console.log = log;
       if (block.heading === 'Node') assert.deepEqual(lines, expected, where(block));
+      checks[block.heading]?.(lines);
+      seen.add(block.heading);
       if (isNode) assert.deepEqual(await runAlone(file, { ...process.env, KUBECONFIG: kubeconfig }), lines, `${where(block)} as a program`);
     } finally {
       console.log = log;
       rmSync(file, { force: true });
     }
   }
+  for (const heading of Object.keys(checks)) assert.ok(seen.has(heading), `no \`\`\`ts node block under "${heading}"`);
 });
 
 test('as the README says, the package is ESM only: require() fails with the documented code, import() from CommonJS works', { skip: !isNode }, async () => {

@@ -1,0 +1,25 @@
+// Typings of `kubewasm/react`: React hooks over kubewasm informers.
+import type { Informer, InformerFactory, InformerOptions, KubeObject, ListFilter } from './web/index.js';
+
+/**
+ * The factory's informer for `opts`, started and held while the component is
+ * mounted (the same handle for every component asking for the same options;
+ * StrictMode's double mount opens no second watch). Unmounting releases it:
+ * the informer stops watching after the factory's `releaseGraceMs` unless
+ * something else holds it. Functions in `opts` are taken from the first caller.
+ */
+export declare function useInformer<T extends KubeObject = KubeObject>(factory: InformerFactory, opts: InformerOptions<T>): Informer<T>;
+
+/**
+ * The informer's objects matching `filter`, sorted by namespace and name;
+ * re-renders at most once per animation frame, only when something changed.
+ * The array and unchanged objects keep their identity. Throws `KubeError`
+ * for a malformed selector.
+ */
+export declare function useList<T extends KubeObject = KubeObject>(informer: Informer<T>, filter?: ListFilter): readonly T[];
+
+/**
+ * One cached object, or `undefined` while it is absent (`namespace` is
+ * `null` or `undefined` for a cluster-scoped object); re-renders when it changes.
+ */
+export declare function useObject<T extends KubeObject = KubeObject>(informer: Informer<T>, namespace: string | null | undefined, name: string): T | undefined;

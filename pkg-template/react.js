@@ -1,0 +1,160 @@
+// React hooks over kubewasm informers (`kubewasm/react`). The hooks only call
+// methods of the objects they are given, so they work with the `web`,
+// `bundler` and `node` builds alike; React is an optional peer dependency.
+//
+// Handles, views and listers hold their informer (reference counting), so
+// nothing that holds is created during render, where React may discard the
+// result (StrictMode renders twice) and never run a cleanup. Render looks up
+// a shared entry; only a committed effect counts as a user. An entry whose
+// last user left is freed on the next macrotask unless a user came back by
+// then: StrictMode's unmount-and-remount keeps the same handle and never
+// opens a second watch, and the informer's own grace period covers the rest.
+import { useCallback, useEffect, useSyncExternalStore } from 'react';
+
+/** How long an entry nobody mounted may live (a render React discarded). */
+const UNUSED_MS = 1000;
+
+/** Shared, reference-counted values by key, freed soon after their last user. */
+class Pool {
+  constructor(create, dispose) {
+    this.entries = new Map();
+    this.create = create;
+    this.dispose = dispose;
+  }
+
+  /** The live entry for `key` (created when missing); does not count as a user. */
+  peek(key, arg) {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { key, value: this.create(arg), users: 0, timer: undefined };
+      this.entries.set(key, e);
+      this.sweep(e, UNUSED_MS);
+    }
+    return e;
+  }
+
+  /** Count a user (from a committed effect); returns what `release` needs. */
+  retain(key, arg) {
+    const e = this.peek(key, arg);
+    e.users += 1;
+    clearTimeout(e.timer);
+    e.timer = undefined;
+    return e;
+  }
+
+  release(e) {
+    e.users -= 1;
+    if (e.users === 0) this.sweep(e, 0);
+  }
+
+  sweep(e, ms) {
+    clearTimeout(e.timer);
+    e.timer = setTimeout(() => {
+      e.timer = undefined;
+      if (e.users === 0 && this.entries.get(e.key) === e) {
+        this.entries.delete(e.key);
+        this.dispose(e.value);
+      }
+    }, ms);
+  }
+}
+
+/** Per factory: one informer handle per options. */
+const handles = new WeakMap();
+/** Per informer handle: scoped views by filter, and one lister. */
+const views = new WeakMap();
+const listers = new WeakMap();
+
+/** Options as a key: every member but functions (the factory takes those from the first caller). */
+function optionsKey(opts) {
+  const plain = {};
+  for (const k of Object.keys(opts ?? {}).sort()) {
+    const v = opts[k];
+    if (typeof v === 'function') continue;
+    if (k === 'indexers' && v && typeof v === 'object') {
+      plain[k] = Object.keys(v).sort();
+      continue;
+    }
+    plain[k] = v;
+  }
+  return JSON.stringify(plain);
+}
+
+function poolOf(map, owner, create, dispose) {
+  let pool = map.get(owner);
+  if (!pool) {
+    pool = new Pool(create, dispose);
+    map.set(owner, pool);
+  }
+  return pool;
+}
+
+const release = (h) => h.release();
+const free = (v) => v.free();
+
+function handlePool(factory) {
+  return poolOf(handles, factory, (opts) => factory.informer(opts), release);
+}
+
+/**
+ * The factory's informer for `opts`, started and held while the component is
+ * mounted; the same handle for every component asking for the same options.
+ * Unmounting releases it: the informer stops watching after the factory's
+ * `releaseGraceMs` unless something else holds it. Functions in `opts`
+ * (`transform`, `indexers`) are taken from the first caller, as the factory does.
+ */
+export function useInformer(factory, opts) {
+  const key = optionsKey(opts);
+  const pool = handlePool(factory);
+  const handle = pool.peek(key, opts).value;
+  useEffect(() => {
+    const e = pool.retain(key, opts);
+    e.value.start();
+    return () => pool.release(e);
+    // `opts` is represented by `key`.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [pool, key]);
+  return handle;
+}
+
+/** A value from a pool per informer, held while the component is mounted. */
+function usePooled(map, informer, key, arg, create) {
+  const pool = poolOf(map, informer, create, free);
+  const value = pool.peek(key, arg).value;
+  useEffect(() => {
+    const e = pool.retain(key, arg);
+    return () => pool.release(e);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [pool, key]);
+  return value;
+}
+
+/**
+ * The informer's objects in `namespace` matching `labelSelector` (and
+ * `fieldSelector`), sorted by namespace and name. Re-renders at most once per
+ * animation frame, and only when the informer changed; the array and the
+ * objects in it keep their identity while unchanged. Throws `KubeError` for a
+ * malformed selector.
+ */
+export function useList(informer, filter = {}) {
+  const f = {
+    namespace: filter.namespace ?? undefined,
+    labelSelector: filter.labelSelector ?? undefined,
+    fieldSelector: filter.fieldSelector ?? undefined,
+  };
+  const key = JSON.stringify(f);
+  const view = usePooled(views, informer, key, f, (arg) => informer.scoped(arg));
+  const subscribe = useCallback((onChange) => informer.subscribe(onChange), [informer]);
+  return useSyncExternalStore(subscribe, () => view.getSnapshot(), () => view.getSnapshot());
+}
+
+/**
+ * One cached object (`namespace` is `null` or `undefined` for a cluster-scoped
+ * one), or `undefined` while it is absent; re-renders when it changes.
+ */
+export function useObject(informer, namespace, name) {
+  const lister = usePooled(listers, informer, '', undefined, () => informer.lister());
+  const subscribe = useCallback((onChange) => informer.subscribe(onChange), [informer]);
+  const read = () => lister.get(name, namespace ?? undefined);
+  return useSyncExternalStore(subscribe, read, read);
+}

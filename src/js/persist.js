@@ -1,0 +1,226 @@
+// IndexedDB storage of informer caches for warm starts (see persist.rs).
+//
+// One database per `persist.name`: `meta` maps an informer key to what its
+// stored copy is current at, `objects` maps [informer key, bucket] to the
+// objects in that bucket: their JSON as UTF-8 back to back (`bytes`) and
+// where each ends (`ends`). A few hundred such records per copy read far
+// faster than one record per object, and bytes cross into wasm without any
+// string conversion. An informer key starts with a hash of the server URL and the
+// identity (never the credential itself), so two users of one browser never
+// read each other's copy. Everything read is checked; what does not fit this
+// schema is discarded and reported, never trusted.
+
+const SCHEMA = 3;
+const FORMAT = 'kubewasm';
+const META = 'meta';
+const OBJECTS = 'objects';
+/** How long opening may wait for other connections (an old tab holding an older schema). */
+const OPEN_TIMEOUT_MS = 3000;
+
+const request = (req) =>
+  new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+
+const done = (tx) =>
+  new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'));
+  });
+
+async function sha256hex(text) {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function openDb(name, warn) {
+  return new Promise((resolve, reject) => {
+    let req;
+    try {
+      req = indexedDB.open(name, SCHEMA);
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    const timer = setTimeout(() => reject(new DOMException(`opening ${name} timed out`, 'TimeoutError')), OPEN_TIMEOUT_MS);
+    req.onupgradeneeded = (ev) => {
+      const db = req.result;
+      if (ev.oldVersion !== 0) {
+        const ours = db.objectStoreNames.contains(META) && db.objectStoreNames.contains(OBJECTS);
+        warn(ours ? `stored data of an older schema (${ev.oldVersion}) was discarded` : `the database ${name} was not written by kubewasm and was discarded`);
+      }
+      for (const s of Array.from(db.objectStoreNames)) db.deleteObjectStore(s);
+      db.createObjectStore(META);
+      db.createObjectStore(OBJECTS);
+    };
+    req.onsuccess = () => {
+      clearTimeout(timer);
+      resolve(req.result);
+    };
+    req.onerror = () => {
+      clearTimeout(timer);
+      reject(req.error);
+    };
+  });
+}
+
+/** Storage of one factory's informers. Every method reports failures by rejecting. */
+export class PersistStore {
+  /** `identity` only enters a hash; `onWarning(message)` hears what was discarded. */
+  constructor(name, server, identity, onWarning) {
+    this.dbName = `kubewasm:${name}`;
+    this.warn = onWarning;
+    this.prefix = sha256hex(`${server}\n${identity}`);
+    this.opening = null;
+    this.claimed = new Set();
+    this.releases = [];
+  }
+
+  /**
+   * Whether this store may write `scope`'s copy. Two tabs writing one copy
+   * would mix buckets of different versions, so each copy has one writer
+   * across tabs (a Web Lock, held until `release()` or the page goes).
+   */
+  async claim(scope) {
+    if (this.claimed.has(scope)) return true;
+    const locks = globalThis.navigator?.locks;
+    if (!locks) {
+      this.claimed.add(scope);
+      return true;
+    }
+    const name = `${this.dbName}|${await this.key(scope)}`;
+    const got = await new Promise((resolve) => {
+      locks
+        .request(name, { ifAvailable: true }, (lock) => {
+          resolve(lock !== null);
+          return lock === null ? undefined : new Promise((release) => this.releases.push(release));
+        })
+        .catch(() => resolve(false));
+    });
+    if (got) this.claimed.add(scope);
+    return got;
+  }
+
+  /** Let go of every copy this store writes. */
+  release() {
+    for (const release of this.releases.splice(0)) release();
+    this.claimed.clear();
+  }
+
+  /** The database, opened once for every informer of the factory. */
+  open() {
+    this.opening ??= this.openOnce().catch((e) => {
+      this.opening = null;
+      throw e;
+    });
+    return this.opening;
+  }
+
+  async openOnce() {
+    if (typeof indexedDB === 'undefined') throw new DOMException('IndexedDB is not available here', 'NotSupportedError');
+    let db;
+    try {
+      db = await openDb(this.dbName, this.warn);
+    } catch (e) {
+      if (e?.name !== 'VersionError') throw e;
+      // Written by a newer schema (or by someone else): not ours to read.
+      this.warn(`stored data of an unknown newer schema was discarded`);
+      await request(indexedDB.deleteDatabase(this.dbName));
+      db = await openDb(this.dbName, this.warn);
+    }
+    if (!db.objectStoreNames.contains(META) || !db.objectStoreNames.contains(OBJECTS)) {
+      // Same name, someone else's layout.
+      db.close();
+      this.warn(`the database ${this.dbName} was not written by kubewasm and was discarded`);
+      await request(indexedDB.deleteDatabase(this.dbName));
+      db = await openDb(this.dbName, this.warn);
+    }
+    // Another tab deleting or upgrading the database: let it.
+    db.onversionchange = () => {
+      db.close();
+      this.opening = null;
+    };
+    return db;
+  }
+
+  async key(scope) {
+    return `${await this.prefix}|${scope}`;
+  }
+
+  /**
+   * The stored copy of one informer: `{ rv, savedAt, buckets, parts }`
+   * (`parts`: the `{ bytes, ends }` records), or `null` when there is none or
+   * it was discarded.
+   */
+  async load(scope) {
+    const key = await this.key(scope);
+    const db = await this.open();
+    const tx = db.transaction([META, OBJECTS], 'readonly');
+    const range = IDBKeyRange.bound([key], [key, []]);
+    const [meta, buckets] = await Promise.all([request(tx.objectStore(META).get(key)), request(tx.objectStore(OBJECTS).getAll(range))]);
+    if (meta === undefined) return null;
+    const wellFormed = (p) => p !== null && typeof p === 'object' && p.bytes instanceof Uint8Array &&
+      p.ends instanceof Uint32Array && p.ends.every((e, i) => e <= p.bytes.length && (i === 0 || e >= p.ends[i - 1]));
+    const count = buckets.reduce((n, p) => n + (p?.ends?.length ?? 0), 0);
+    const valid =
+      meta !== null && typeof meta === 'object' && meta.format === FORMAT && meta.schema === SCHEMA &&
+      typeof meta.rv === 'string' && meta.rv !== '' && Number.isFinite(meta.savedAt) &&
+      Number.isInteger(meta.buckets) && meta.buckets > 0 && buckets.length <= meta.buckets &&
+      buckets.every(wellFormed) && meta.count === count;
+    if (!valid) {
+      this.warn(`the stored copy of ${scope} was unreadable and was discarded`);
+      await this.drop(scope);
+      return null;
+    }
+    return { rv: meta.rv, savedAt: meta.savedAt, buckets: meta.buckets, parts: buckets };
+  }
+
+  /** Remove one informer's stored copy. */
+  async drop(scope) {
+    const key = await this.key(scope);
+    const db = await this.open();
+    const tx = db.transaction([META, OBJECTS], 'readwrite');
+    tx.objectStore(META).delete(key);
+    tx.objectStore(OBJECTS).delete(IDBKeyRange.bound([key], [key, []]));
+    await done(tx);
+  }
+
+  /** `drop` in the background: failing only means the copy is discarded again next time. */
+  forget(scope) {
+    this.drop(scope).catch(() => {});
+  }
+
+  /**
+   * One transaction: `puts` ([bucket, bytes, ends] triples; an empty
+   * bucket is deleted) and, when `rv` is given, the copy's new resourceVersion, size
+   * and bucket count.
+   */
+  async write(scope, puts, rv, count, buckets) {
+    const key = await this.key(scope);
+    const db = await this.open();
+    const tx = db.transaction([META, OBJECTS], 'readwrite');
+    const finished = done(tx);
+    try {
+      const objects = tx.objectStore(OBJECTS);
+      for (const [b, bytes, ends] of puts) {
+        if (ends.length) objects.put({ bytes, ends }, [key, b]);
+        else objects.delete([key, b]);
+      }
+      if (rv !== undefined) tx.objectStore(META).put({ format: FORMAT, schema: SCHEMA, rv, count, buckets, savedAt: Date.now() }, key);
+    } catch (e) {
+      // Nothing of a half-built batch may be committed.
+      finished.catch(() => {});
+      tx.abort();
+      throw e;
+    }
+    await finished;
+  }
+}
+
+/** Delete every stored copy kept under `name` (every identity's): for logout. */
+export async function clearStore(name) {
+  if (typeof indexedDB === 'undefined') return;
+  await request(indexedDB.deleteDatabase(`kubewasm:${name}`));
+}

@@ -1,0 +1,526 @@
+//! Warm starts from IndexedDB (`InformerFactory` option `persist`).
+//!
+//! Each informer's objects and the resourceVersion they are current at are
+//! written in the background. Objects are stored in buckets (by a hash of
+//! their key, about [`PER_BUCKET`] each): a handler only marks the bucket of
+//! each changed key (no work on the event path beyond a set insert), and one
+//! task per factory writes at most one transaction of about
+//! [`MAX_PER_WRITE`] objects per informer every `intervalMs`, rebuilding the
+//! marked buckets from the cache at that time. The resourceVersion is
+//! written only with a batch that leaves no bucket unwritten while the
+//! handler has seen every applied change, so the stored objects are never
+//! older than the stored version (a watch from it replays what came later).
+//!
+//! On start the informer's seed source reads the copy back (see
+//! [`crate::cache::InformerOptions::seed`]). Anything unreadable is
+//! discarded with a warning and the informer starts cold; a failed write
+//! (a full quota) turns persistence off for the factory with a warning. The
+//! snippet (`persist.js`) keys copies by a hash of the server URL and the
+//! identity, so one user's copy is never read for another.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use futures::future::{select, Either};
+use js_sys::{Array, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::error::KubeErrorInit;
+use super::options;
+use crate::cache::{
+    object_key, Handler, Notification, Registration, Seed, SeedSource, SharedIndexInformer,
+};
+use crate::rest::{Auth, KubeObject};
+use crate::rt::{real_clock, spawn_local, TaskHandle};
+
+/// Objects one write transaction carries per informer (at least one bucket).
+pub const MAX_PER_WRITE: usize = 4000;
+/// Objects per bucket a copy is laid out for.
+pub const PER_BUCKET: usize = 256;
+/// The most buckets of one copy (which bounds the marks a handler keeps).
+const MAX_BUCKETS: u32 = 4096;
+/// How long a start waits for its stored copy before listing instead.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(3);
+/// The longest warning kept (a hostile database cannot grow it).
+const MAX_WARNING: usize = 300;
+
+#[wasm_bindgen(module = "/src/js/persist.js")]
+extern "C" {
+    type PersistStore;
+    #[wasm_bindgen(constructor)]
+    fn new(name: &str, server: &str, identity: &str, on_warning: &js_sys::Function)
+        -> PersistStore;
+    #[wasm_bindgen(method)]
+    fn load(this: &PersistStore, scope: &str) -> Promise;
+    #[wasm_bindgen(method)]
+    fn forget(this: &PersistStore, scope: &str);
+    #[wasm_bindgen(method)]
+    fn claim(this: &PersistStore, scope: &str) -> Promise;
+    #[wasm_bindgen(method)]
+    fn release(this: &PersistStore);
+    #[wasm_bindgen(method, js_name = drop)]
+    fn discard(this: &PersistStore, scope: &str) -> Promise;
+    #[wasm_bindgen(method)]
+    fn write(
+        this: &PersistStore,
+        scope: &str,
+        puts: &Array,
+        rv: Option<String>,
+        count: Option<f64>,
+        buckets: Option<u32>,
+    ) -> Promise;
+    #[wasm_bindgen(js_name = clearStore)]
+    fn clear_store(name: &str) -> Promise;
+}
+
+/// How one informer's copy is laid out, shared by its seed source and writer.
+#[derive(Default)]
+struct Layout {
+    buckets: Cell<u32>,
+    /// No copy in this layout yet (a cold start, or the cache outgrew it):
+    /// the next write replaces the stored copy with the whole cache.
+    rewrite: Cell<bool>,
+}
+
+/// One informer's pending writes.
+struct Tracked {
+    scope: String,
+    inf: SharedIndexInformer,
+    reg: Registration,
+    layout: Rc<Layout>,
+    /// Buckets with changes not yet written.
+    dirty: Rc<RefCell<HashSet<u32>>>,
+    /// The resourceVersion last written (skip rewriting an unchanged copy).
+    stored_rv: RefCell<String>,
+    /// This tab writes the copy (see `claim` in the snippet).
+    owner: Cell<bool>,
+    /// Another tab wrote it meanwhile: once ours, it is rewritten whole.
+    was_busy: Cell<bool>,
+}
+
+/// The bucket of `key` among `n` (FNV-1a: stable across releases and hosts).
+fn bucket_of(key: &str, n: u32) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in key.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h % n.max(1)
+}
+
+/// Buckets for a copy of `n` objects.
+fn buckets_for(n: usize) -> u32 {
+    (n.div_ceil(PER_BUCKET)).clamp(1, MAX_BUCKETS as usize) as u32
+}
+
+/// A factory's persistence: the store, its informers, the writer task.
+pub struct Persist {
+    name: String,
+    store: PersistStore,
+    enabled: Cell<bool>,
+    warning: Rc<RefCell<Option<String>>>,
+    interval: Duration,
+    tracked: RefCell<Vec<Rc<Tracked>>>,
+    layouts: RefCell<std::collections::HashMap<String, Rc<Layout>>>,
+    writer: RefCell<Option<TaskHandle>>,
+}
+
+impl Persist {
+    /// The `persist` option of a factory over `client`, if given. Its
+    /// identity is `persist.identity`, else the client's bearer token (only
+    /// ever hashed); a `tokenProvider` needs an explicit `identity`.
+    pub fn from_options(
+        opts: &JsValue,
+        client: &crate::rest::Client,
+    ) -> Result<Option<Rc<Persist>>, JsValue> {
+        let Some(p) = options::prop(opts, "persist") else {
+            return Ok(None);
+        };
+        let name = options::string(&p, "name")?
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| KubeErrorInit::invalid("`persist.name` is required"))?;
+        let config = client.config();
+        let identity = match (options::string(&p, "identity")?, &config.auth) {
+            (Some(id), _) => id,
+            (None, Auth::Bearer(token)) => token.clone(),
+            (None, Auth::None) => String::new(),
+            (None, Auth::Provider(_)) => {
+                return Err(KubeErrorInit::invalid(
+                    "`persist.identity` is required with a tokenProvider (its tokens change, the user does not)",
+                )
+                .into())
+            }
+        };
+        let interval = options::millis(options::number(&p, "intervalMs")?.unwrap_or(1000.0))
+            .max(Duration::from_millis(50));
+        let warning: Rc<RefCell<Option<String>>> = Rc::default();
+        let w = warning.clone();
+        let on_warning: js_sys::Function = Closure::<dyn Fn(String)>::new(move |msg: String| {
+            let mut msg = msg;
+            if msg.len() > MAX_WARNING {
+                let cut = (0..=MAX_WARNING).rev().find(|i| msg.is_char_boundary(*i));
+                msg.truncate(cut.unwrap_or(0));
+            }
+            web_sys_warn(&msg);
+            *w.borrow_mut() = Some(msg);
+        })
+        .into_js_value()
+        .unchecked_into();
+        let store = PersistStore::new(&name, &config.base_url, &identity, &on_warning);
+        Ok(Some(Rc::new(Persist {
+            name,
+            store,
+            enabled: Cell::new(true),
+            warning,
+            interval,
+            tracked: RefCell::new(Vec::new()),
+            layouts: RefCell::default(),
+            writer: RefCell::new(None),
+        })))
+    }
+
+    fn warn(&self, msg: String) {
+        web_sys_warn(&msg);
+        *self.warning.borrow_mut() = Some(msg);
+    }
+
+    /// Stop writing (for good) and say why.
+    fn turn_off(&self, why: String) {
+        self.enabled.set(false);
+        self.stop();
+        self.warn(why);
+    }
+
+    /// The seed source of the informer stored under `scope`; `warm` is set
+    /// when a stored copy was found.
+    pub fn seed_source(self: &Rc<Self>, scope: &str, warm: Rc<Cell<bool>>) -> SeedSource {
+        let me = Rc::downgrade(self);
+        let layout = self.layout(scope);
+        let scope = scope.to_owned();
+        Rc::new(move || {
+            let (me, scope, warm, layout) =
+                (me.clone(), scope.clone(), warm.clone(), layout.clone());
+            Box::pin(async move {
+                let p = me.upgrade()?;
+                let load = JsFuture::from(p.store.load(&scope));
+                drop(p);
+                let timeout = real_clock().sleep(LOAD_TIMEOUT);
+                let result = match select(load, Box::pin(timeout)).await {
+                    Either::Left((r, _)) => r,
+                    Either::Right(_) => {
+                        if let Some(p) = me.upgrade() {
+                            p.warn(format!(
+                                "reading the stored copy of {scope} took too long: listing instead"
+                            ));
+                        }
+                        return None;
+                    }
+                };
+                let p = me.upgrade()?;
+                let stored = match result {
+                    Ok(v) if v.is_null() || v.is_undefined() => return None,
+                    Ok(v) => v,
+                    Err(e) => {
+                        p.warn(format!(
+                            "stored data could not be read ({}): listing instead",
+                            describe(&e)
+                        ));
+                        return None;
+                    }
+                };
+                match decode(&stored) {
+                    Ok((seed, buckets)) => {
+                        // The cache starts as the copy: only changes are written.
+                        layout.buckets.set(buckets);
+                        layout.rewrite.set(false);
+                        warm.set(true);
+                        Some(seed)
+                    }
+                    Err(why) => {
+                        p.warn(format!("the stored copy of {scope} was discarded: {why}"));
+                        p.store.forget(&scope);
+                        None
+                    }
+                }
+            })
+        })
+    }
+
+    fn layout(&self, scope: &str) -> Rc<Layout> {
+        self.layouts
+            .borrow_mut()
+            .entry(scope.to_owned())
+            .or_insert_with(|| {
+                Rc::new(Layout {
+                    buckets: Cell::new(1),
+                    rewrite: Cell::new(true),
+                })
+            })
+            .clone()
+    }
+
+    /// Write `inf`'s changes from now on.
+    pub fn track(self: &Rc<Self>, inf: &SharedIndexInformer, scope: &str) {
+        if !self.enabled.get() {
+            return;
+        }
+        let layout = self.layout(scope);
+        let dirty: Rc<RefCell<HashSet<u32>>> = Rc::default();
+        let (d, l) = (dirty.clone(), layout.clone());
+        // Only the bucket: its objects are read from the cache when written.
+        let handler: Handler = Rc::new(move |n: Notification| {
+            let key = match &n {
+                // A rewrite reads the whole cache anyway; the initial adds of
+                // a warm start are the stored copy itself.
+                _ if l.rewrite.get() => None,
+                Notification::Add(_, true) => None,
+                Notification::Add(o, false) | Notification::Update(_, o) => object_key(o).ok(),
+                Notification::Delete(del) => del.key().ok(),
+            };
+            if let Some(k) = key {
+                d.borrow_mut().insert(bucket_of(&k, l.buckets.get()));
+            }
+            None
+        });
+        let reg = inf.add_handler(handler, false);
+        self.tracked.borrow_mut().push(Rc::new(Tracked {
+            scope: scope.to_owned(),
+            inf: inf.clone(),
+            reg,
+            layout,
+            dirty,
+            stored_rv: RefCell::new(String::new()),
+            owner: Cell::new(false),
+            was_busy: Cell::new(false),
+        }));
+        if self.writer.borrow().is_none() {
+            let me = Rc::downgrade(self);
+            *self.writer.borrow_mut() = Some(spawn_local(write_loop(me, self.interval)));
+        }
+    }
+
+    /// Stop writing (factory shutdown); stored copies stay.
+    pub fn stop(&self) {
+        if let Some(t) = self.writer.borrow_mut().take() {
+            t.abort();
+        }
+        for t in self.tracked.borrow_mut().drain(..) {
+            t.reg.remove();
+        }
+        self.store.release();
+    }
+
+    /// Stop writing and delete every stored copy under this name.
+    pub fn clear(&self) -> Promise {
+        self.stop();
+        self.enabled.set(false);
+        clear_store(&self.name)
+    }
+
+    /// `{ enabled, warning? }` for an informer's status.
+    pub fn status_js(&self) -> JsValue {
+        let o = Object::new();
+        let _ = Reflect::set(&o, &"enabled".into(), &self.enabled.get().into());
+        if let Some(w) = self.warning.borrow().as_deref() {
+            let _ = Reflect::set(&o, &"warning".into(), &w.into());
+        }
+        o.into()
+    }
+
+    /// One write of `t`'s pending changes (bounded), and its
+    /// resourceVersion when that leaves the stored copy complete.
+    async fn write_one(&self, t: &Tracked) -> Result<(), JsValue> {
+        if !t.inf.has_synced() {
+            return Ok(());
+        }
+        let layout = &t.layout;
+        if !t.owner.get() {
+            let claimed = JsFuture::from(self.store.claim(&t.scope)).await?;
+            if claimed.as_bool() != Some(true) {
+                // Another tab writes this copy; try again next time.
+                t.was_busy.set(true);
+                t.dirty.borrow_mut().clear();
+                return Ok(());
+            }
+            t.owner.set(true);
+            if t.was_busy.get() {
+                layout.rewrite.set(true);
+            }
+        }
+        let n = t.inf.indexer().len();
+        // Grown far past its layout: lay it out again.
+        if !layout.rewrite.get() && buckets_for(n) >= layout.buckets.get().saturating_mul(4) {
+            layout.rewrite.set(true);
+        }
+        if layout.rewrite.get() {
+            JsFuture::from(self.store.discard(&t.scope)).await?;
+            let b = buckets_for(n);
+            layout.buckets.set(b);
+            t.stored_rv.borrow_mut().clear();
+            *t.dirty.borrow_mut() = (0..b).collect();
+            layout.rewrite.set(false);
+        }
+        let buckets = layout.buckets.get();
+        let per_write = (MAX_PER_WRITE / n.div_ceil(buckets as usize).max(1)).max(1);
+        let chosen: Vec<u32> = {
+            let mut dirty = t.dirty.borrow_mut();
+            let chosen: Vec<u32> = dirty.iter().take(per_write).copied().collect();
+            for b in &chosen {
+                dirty.remove(b);
+            }
+            chosen
+        };
+        // Every applied change is in this batch (or was written earlier).
+        let complete =
+            t.dirty.borrow().is_empty() && t.inf.queued_deltas() == 0 && t.reg.pending() == 0;
+        let rv = t.inf.last_sync_resource_version();
+        let write_rv = complete && !rv.is_empty() && *t.stored_rv.borrow() != rv;
+        if chosen.is_empty() && !write_rv {
+            return Ok(());
+        }
+        // Each bucket: its objects' JSON back to back, and where each ends.
+        let mut parts: std::collections::HashMap<u32, (Vec<u8>, Vec<u32>)> =
+            chosen.iter().map(|b| (*b, Default::default())).collect();
+        if !chosen.is_empty() {
+            t.inf.indexer().for_each(|k, o| {
+                if let Some((bytes, ends)) = parts.get_mut(&bucket_of(k, buckets)) {
+                    bytes.extend_from_slice(o.raw_str().as_bytes());
+                    ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
+                }
+            });
+        }
+        let puts: Array = parts
+            .into_iter()
+            .map(|(b, (bytes, ends))| {
+                let part = Array::new();
+                part.push(&b.into());
+                part.push(&js_sys::Uint8Array::from(&bytes[..]));
+                part.push(&js_sys::Uint32Array::from(&ends[..]));
+                part
+            })
+            .collect();
+        let (rv_arg, count) = if write_rv {
+            (Some(rv.clone()), Some(n as f64))
+        } else {
+            (None, None)
+        };
+        let written = self
+            .store
+            .write(&t.scope, &puts, rv_arg, count, write_rv.then_some(buckets));
+        if let Err(e) = JsFuture::from(written).await {
+            // Not written: mark them again for whoever writes next.
+            t.dirty.borrow_mut().extend(chosen);
+            return Err(e);
+        }
+        if write_rv {
+            *t.stored_rv.borrow_mut() = rv;
+        }
+        Ok(())
+    }
+}
+
+async fn write_loop(me: Weak<Persist>, interval: Duration) {
+    loop {
+        real_clock().sleep(interval).await;
+        let Some(p) = me.upgrade() else { return };
+        let all: Vec<Rc<Tracked>> = p.tracked.borrow().clone();
+        for t in all {
+            if !p.enabled.get() {
+                return;
+            }
+            if let Err(e) = p.write_one(&t).await {
+                let why = if error_name(&e).as_deref() == Some("QuotaExceededError") {
+                    "the storage quota is exhausted".to_owned()
+                } else {
+                    format!("writing failed ({})", describe(&e))
+                };
+                p.turn_off(format!("{why}: persistence is off"));
+                return;
+            }
+        }
+    }
+}
+
+/// The stored copy (`{ rv, savedAt, buckets, parts }`) as a seed and its
+/// bucket count; any object that is not valid JSON discards the whole copy.
+fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
+    let rv = options::string(v, "rv")
+        .ok()
+        .flatten()
+        .filter(|r| !r.is_empty())
+        .ok_or("no resourceVersion")?;
+    let saved = options::number(v, "savedAt")
+        .ok()
+        .flatten()
+        .ok_or("no time")?;
+    let buckets = options::number(v, "buckets")
+        .ok()
+        .flatten()
+        .filter(|b| b.fract() == 0.0 && *b >= 1.0 && *b <= f64::from(MAX_BUCKETS))
+        .ok_or("no layout")? as u32;
+    let parts: Array = options::prop(v, "parts")
+        .and_then(|a| a.dyn_into().ok())
+        .ok_or("no objects")?;
+    let mut objects = Vec::new();
+    for part in parts.iter() {
+        let bytes: js_sys::Uint8Array = options::prop(&part, "bytes")
+            .and_then(|b| b.dyn_into().ok())
+            .ok_or("a bucket has no bytes")?;
+        let ends: js_sys::Uint32Array = options::prop(&part, "ends")
+            .and_then(|e| e.dyn_into().ok())
+            .ok_or("a bucket has no ends")?;
+        // Each object is copied once, straight from the stored bytes.
+        let len = bytes.length();
+        let mut start = 0u32;
+        for end in ends.to_vec() {
+            if end < start || end > len {
+                return Err("a bucket's ends are out of order".into());
+            }
+            let obj = KubeObject::from_json_vec(bytes.subarray(start, end).to_vec())
+                .map_err(|e| format!("an object is not valid: {e}"))?;
+            objects.push(obj);
+            start = end;
+        }
+    }
+    Ok((
+        Seed {
+            objects,
+            resource_version: rv,
+            stored_at_ms: saved,
+        },
+        buckets,
+    ))
+}
+
+fn error_name(e: &JsValue) -> Option<String> {
+    Reflect::get(e, &"name".into()).ok()?.as_string()
+}
+
+fn describe(e: &JsValue) -> String {
+    let name = error_name(e).unwrap_or_else(|| "Error".into());
+    let msg = Reflect::get(e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default();
+    let mut s = format!("{name}: {msg}");
+    s.truncate(s.char_indices().nth(200).map_or(s.len(), |(i, _)| i));
+    s
+}
+
+fn web_sys_warn(msg: &str) {
+    web_sys::console::warn_2(&"kubewasm: persistence:".into(), &msg.into());
+}
+
+/// Delete every stored copy kept under `name` (for every server and
+/// identity), e.g. at logout; resolves once deleted.
+#[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
+pub fn clear_persisted(name: String) -> Promise {
+    let p = clear_store(&name);
+    future_to_promise(async move {
+        JsFuture::from(p).await?;
+        Ok(JsValue::UNDEFINED)
+    })
+}

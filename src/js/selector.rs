@@ -1,0 +1,70 @@
+//! Label selectors from JS: a selector string, or an API `LabelSelector`
+//! object (`matchLabels` / `matchExpressions`, e.g. a Deployment's
+//! `spec.selector`) converted with client-go's `LabelSelectorAsSelector`
+//! rules.
+
+use wasm_bindgen::prelude::*;
+
+use super::error::KubeErrorInit;
+use crate::cache::{LabelSelector, SelectorError};
+
+#[wasm_bindgen(typescript_custom_section)]
+const SELECTOR_TS: &'static str = r#"
+/**
+ * An API label selector (`metav1.LabelSelector`), as in a Deployment's
+ * `spec.selector`; `kubernetes-types`' `LabelSelector` fits it.
+ */
+export interface LabelSelectorObject {
+  /** Labels that must be present with exactly these values. */
+  matchLabels?: Record<string, string>;
+  /** Requirements that must all hold. */
+  matchExpressions?: Array<{
+    key: string;
+    /** `In`, `NotIn`, `Exists` or `DoesNotExist`; any other is an `Invalid` error. */
+    operator: string;
+    /** Non-empty for `In`/`NotIn`, empty or absent otherwise. */
+    values?: string[];
+  }>;
+}
+"#;
+
+/// A `SelectorError` as a thrown `KubeError` (reason `Invalid`, with the
+/// position of the problem).
+pub fn selector_error(e: SelectorError) -> JsValue {
+    KubeErrorInit {
+        message: e.message,
+        reason: "Invalid".into(),
+        position: Some(e.position as u32),
+        ..Default::default()
+    }
+    .into_js()
+}
+
+/// The label selector under `name` of an options object: absent or
+/// `undefined` matches everything, `null` nothing (a null API selector),
+/// a string is parsed, an object converted.
+pub fn label_selector(obj: &JsValue, name: &str) -> Result<LabelSelector, JsValue> {
+    if !obj.is_object() {
+        return Ok(LabelSelector::default());
+    }
+    let v = js_sys::Reflect::get(obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if v.is_undefined() {
+        return Ok(LabelSelector::default());
+    }
+    if v.is_null() {
+        return Ok(LabelSelector::nothing());
+    }
+    if let Some(s) = v.as_string() {
+        return LabelSelector::parse(&s).map_err(selector_error);
+    }
+    if !v.is_object() {
+        return Err(KubeErrorInit::invalid(format!(
+            "option `{name}` must be a selector string or a LabelSelector object"
+        ))
+        .into_js());
+    }
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(|e| {
+        KubeErrorInit::invalid(format!("option `{name}` is not a label selector: {e}")).into_js()
+    })?;
+    LabelSelector::from_spec_json(&json).map_err(selector_error)
+}

@@ -1,0 +1,81 @@
+// The React page of this app (built by `npm run check` from the packed
+// package) in headless Chromium against the sim: the hooks render the cache,
+// follow writes, open one watch per informer under StrictMode, and release
+// their informers on unmount.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch, startSim, until } from '../page/harness.mjs';
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), 'dist');
+let sim, browser;
+const openWatches = async () => (await sim.call('/sim/stats')).openWatches;
+const podsIn = async () => (await sim.call('/sim/state?resource=pods')).items;
+
+before(async () => {
+  sim = await startSim(['--namespaces', '3', '--pods', '30'], { staticDir: dist });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  sim?.stop();
+});
+
+test('hooks under StrictMode: the list renders and follows writes, one watch per informer, released on unmount', async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  // Every watch the page opens, sampled while it runs: StrictMode must never add one.
+  const samples = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      samples.push(await openWatches());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  try {
+    await page.goto(`${sim.url}/react.html`);
+    const state = await podsIn();
+    const inDefault = Object.keys(state).filter((k) => k.startsWith('default/'));
+    assert.ok(inDefault.length > 0);
+    const rows = () => page.locator('#pods').first().locator('tr').count();
+    await until(async () => (await rows()) === inDefault.length, 10_000, `${inDefault.length} rows`);
+    // Two informers (pods shared by two tables, configmaps): two watches.
+    await until(async () => (await openWatches()) === 2, 5_000, 'two watches');
+
+    // A write shows up: a new pod in the table, and `useObject` sees it.
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'watched', namespace: 'default', labels: { app: 'web', stage: 'one' } } };
+    const r = await fetch(`${sim.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: JSON.stringify(pod) });
+    assert.equal(r.status, 201);
+    await until(async () => (await page.locator('#watched').first().textContent()) === 'watched one', 5_000, 'useObject shows the pod');
+    await until(async () => (await rows()) === inDefault.length + 1, 5_000, 'the new row');
+    const created = await r.json();
+    const put = await fetch(`${sim.url}/api/v1/namespaces/default/pods/watched`, {
+      method: 'PUT',
+      body: JSON.stringify({ ...created, metadata: { ...created.metadata, labels: { app: 'web', stage: 'two' } } }),
+    });
+    assert.equal(put.status, 200);
+    await until(async () => (await page.locator('#watched').first().textContent()) === 'watched two', 5_000, 'useObject follows the update');
+    // The label-filtered list: the sim's `app=web` pods in default.
+    const web = (await (await fetch(`${sim.url}/api/v1/namespaces/default/pods?labelSelector=app%3Dweb`)).json()).items;
+    assert.ok(web.length >= 2, 'seeded web pods and the new one');
+    assert.equal(Number(await page.locator('#web-count').first().textContent()), web.length);
+
+    // Unmount: both informers are released and stop watching after the 1 s grace period.
+    await page.evaluate(() => window.setShown(false));
+    await page.locator('#unmounted').waitFor();
+    assert.equal(await openWatches(), 2, 'still watching during the grace period');
+    await until(async () => (await openWatches()) === 0, 5_000, 'the watches closed after the grace period');
+    sampling = false;
+    await sampler;
+    assert.ok(Math.max(...samples) <= 2, `never more than one watch per informer: ${Math.max(...samples)}`);
+    assert.deepEqual(errors, []);
+  } finally {
+    sampling = false;
+    await sampler;
+    await page.close();
+  }
+});

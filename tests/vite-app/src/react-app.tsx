@@ -1,0 +1,69 @@
+// A React app on `kubewasm/react`, type-checked with `strict` and rendered in
+// StrictMode: a pod table per namespace, one watched pod, a configmap count,
+// and a switch that unmounts them all (the page test drives it).
+import { StrictMode, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import init, { KubeClient, InformerFactory, type KubeObject } from 'kubewasm';
+import { useInformer, useList, useObject } from 'kubewasm/react';
+
+interface Pod extends KubeObject {
+  status?: { phase?: string };
+}
+
+function PodTable({ factory, namespace }: { factory: InformerFactory; namespace: string }) {
+  const pods = useInformer<Pod>(factory, { version: 'v1', resource: 'pods' });
+  const rows: readonly Pod[] = useList(pods, { namespace });
+  const web = useList(pods, { namespace, labelSelector: 'app=web' });
+  const watched: Pod | undefined = useObject(pods, namespace, 'watched');
+  return (
+    <section>
+      <p id="watched">{watched ? `${watched.metadata.name} ${watched.metadata.labels?.['stage'] ?? ''}` : 'absent'}</p>
+      <p id="web-count">{web.length}</p>
+      <table id="pods">
+        <tbody>
+          {rows.map((p) => (
+            <tr key={p.metadata.name} data-key={`${p.metadata.namespace}/${p.metadata.name}`}>
+              <td>{p.metadata.name}</td>
+              <td>{p.status?.phase}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function ConfigMapCount({ factory }: { factory: InformerFactory }) {
+  const cms = useInformer(factory, { version: 'v1', resource: 'configmaps' });
+  return <p id="configmaps">{useList(cms).length}</p>;
+}
+
+function App({ factory }: { factory: InformerFactory }) {
+  const [shown, setShown] = useState(true);
+  useEffect(() => {
+    (window as unknown as { setShown: (s: boolean) => void }).setShown = setShown;
+  }, []);
+  if (!shown) return <p id="unmounted">unmounted</p>;
+  return (
+    <>
+      <PodTable factory={factory} namespace="default" />
+      {/* The same informer again: one handle, one watch. */}
+      <PodTable factory={factory} namespace="payments" />
+      <ConfigMapCount factory={factory} />
+    </>
+  );
+}
+
+async function main(): Promise<void> {
+  await init();
+  const factory = new InformerFactory(new KubeClient({ server: location.origin }), { releaseGraceMs: 1000 });
+  const root = document.getElementById('root');
+  if (!root) throw new Error('no #root');
+  createRoot(root).render(
+    <StrictMode>
+      <App factory={factory} />
+    </StrictMode>,
+  );
+}
+
+void main();
