@@ -85,7 +85,12 @@ impl Extension for Materialized {
             }
         }
         if let Some(lo) = lo {
-            adopt_members(&self.obj, raw.get(lo..pos).unwrap_or_default(), &triples);
+            let stretch = raw.get(lo..pos).unwrap_or_default();
+            // ASCII (the usual case) goes over as a string (see `adoptText`).
+            match std::str::from_utf8(stretch) {
+                Ok(text) if text.is_ascii() => adopt_text(&self.obj, text, &triples),
+                _ => adopt_members(&self.obj, stretch, &triples),
+            }
         }
     }
 }
@@ -115,6 +120,8 @@ extern "C" {
     fn set_member_source(f: &Function);
     #[wasm_bindgen(js_name = adoptMembers)]
     fn adopt_members(obj: &JsValue, text: &[u8], triples: &[u32]);
+    #[wasm_bindgen(js_name = adoptText)]
+    fn adopt_text(obj: &JsValue, text: &str, triples: &[u32]);
 }
 
 /// Member `index` of the version registered as `id`, as JSON text

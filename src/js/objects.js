@@ -13,10 +13,10 @@
 // member order then share one hidden class in the engine, which makes them
 // cheaper to build and smaller than with a closure per member.
 //
-// Only the top level and `metadata` are frozen: a deep freeze walks every
-// nested value and costs more than the parse itself on a busy watch, while
-// freezing the top level already stops the common mistake of assigning
-// fields on a shared cached object.
+// Only the top level and `metadata` (all of it) are frozen: a deep freeze
+// of `spec` and `status` walks every nested value and costs more than the
+// parse itself on a busy watch, while freezing the top level already stops
+// the common mistake of assigning fields on a shared cached object.
 import { throwIfPoisoned } from './kube_error.js';
 
 const STATE = Symbol('kubewasm.object');
@@ -37,7 +37,8 @@ function memberGetter(key) {
       const s = this[STATE];
       return s === undefined ? undefined : s.member(key);
     };
-    getters.set(key, get);
+    // Bounded: member names are few (a hostile server's others get their own).
+    if (getters.size < 4096) getters.set(key, get);
   }
   return get;
 }
@@ -57,16 +58,16 @@ function keysOf(keysText) {
 }
 
 // The parse state of one object: the id of its cached version, member names,
-// parsed values, and the UTF-8 text of unparsed members once the version has
-// left the cache (see adoptMembers).
+// parsed values, and the text of unparsed members once the version has left
+// the cache (see adoptMembers and adoptText).
 class Members {
   constructor(id, keys) {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
-    // Set by adoptMembers: the handed-over bytes, per member index its start
-    // and end in them, and how many are still unread (the bytes go with the
-    // last one).
+    // Set by adoptMembers or adoptText: the handed-over UTF-8 bytes or
+    // string, per member index its start and end in them, and how many are
+    // still unread (the text goes with the last one).
     this.bytes = null;
     this.spans = null;
     this.unread = 0;
@@ -79,9 +80,10 @@ class Members {
     // JSON.parse never yields `undefined`, so it marks "not parsed yet".
     if (value === undefined && i >= 0) {
       let text;
-      // Handed over as UTF-8 bytes (see adoptMembers): decoded when read.
+      // Handed over (see adoptMembers): cut out, and decoded, when read.
       if (this.spans !== null && this.spans[2 * i + 1] !== undefined) {
-        text = utf8.decode(this.bytes.subarray(this.spans[2 * i], this.spans[2 * i + 1]));
+        const [b, from, to] = [this.bytes, this.spans[2 * i], this.spans[2 * i + 1]];
+        text = typeof b === 'string' ? b.slice(from, to) : utf8.decode(b.subarray(from, to));
         this.spans[2 * i + 1] = undefined;
         if (--this.unread === 0) this.bytes = this.spans = null;
       } else {
@@ -92,7 +94,7 @@ class Members {
       }
       if (text === undefined) return undefined;
       value = JSON.parse(text);
-      if (key === 'metadata' && value !== null && typeof value === 'object') Object.freeze(value);
+      if (key === 'metadata') freezeDeep(value);
       this.values[i] = value;
     }
     return value;
@@ -118,6 +120,18 @@ export function lazyObject(keysText, id) {
 // read: on a watch flood every replaced version comes here, and its object
 // is usually never read again.
 export function adoptMembers(obj, bytes, triples) {
+  adopt(obj, bytes, triples);
+}
+
+// The same for ASCII text (offsets are then UTF-16 units too), handed over
+// as a string: a short-lived string is freed by the engine's young-generation
+// collection, where a copied ArrayBuffer per replaced version is external
+// memory that drives full collections on a flood.
+export function adoptText(obj, text, triples) {
+  adopt(obj, text, triples);
+}
+
+function adopt(obj, bytes, triples) {
   const s = obj[STATE];
   if (s === undefined) return;
   // One copy and one array of offsets; a view per member only when read.
@@ -132,16 +146,32 @@ export function adoptMembers(obj, bytes, triples) {
     }
   }
   if (unread === 0) return;
-  s.bytes = bytes.slice();
+  s.bytes = typeof bytes === 'string' ? bytes : bytes.slice();
   s.spans = spans;
   s.unread = unread;
+}
+
+// Freeze a parsed value and everything in it (metadata: small, and shared by
+// every handler and reader of the version, so one cannot change another's).
+function freezeDeep(value) {
+  if (value === null || typeof value !== 'object') return value;
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    Object.freeze(v);
+    for (const k in v) {
+      const m = v[k];
+      if (m !== null && typeof m === 'object') stack.push(m);
+    }
+  }
+  return value;
 }
 
 // The whole object parsed at once (no layout known), frozen like lazyObject's.
 export function parseFrozen(text) {
   const obj = JSON.parse(text);
   if (obj !== null && typeof obj === 'object') {
-    if (obj.metadata && typeof obj.metadata === 'object') Object.freeze(obj.metadata);
+    freezeDeep(obj.metadata);
     Object.freeze(obj);
   }
   return obj;

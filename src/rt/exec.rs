@@ -43,8 +43,9 @@ where
 
 /// Yield to the host event loop so a long job does not block rendering or I/O.
 ///
-/// In wasm this waits for a macrotask (a zero-delay timeout), which lets the
-/// browser paint and deliver input between batches; natively it re-queues the
+/// In wasm this waits for the next macrotask (`setImmediate` where the host
+/// has it, as Node does, else a zero-delay timeout), which lets the browser
+/// paint and deliver input between batches; natively it re-queues the
 /// current task once.
 pub async fn yield_now() {
     platform::yield_now().await
@@ -69,13 +70,22 @@ impl Future for YieldOnce {
 #[cfg(target_arch = "wasm32")]
 mod platform {
     use super::*;
+    use wasm_bindgen::prelude::*;
 
     pub fn spawn(task: impl Future<Output = ()> + 'static) {
         wasm_bindgen_futures::spawn_local(task);
     }
 
+    #[wasm_bindgen(module = "/src/rt/next_task.js")]
+    extern "C" {
+        #[wasm_bindgen(js_name = nextTask)]
+        fn next_task() -> js_sys::Promise;
+    }
+
     pub async fn yield_now() {
-        gloo_timers::future::TimeoutFuture::new(0).await;
+        // The promise only resolves (nothing rejects it); an error would only
+        // mean the wait ended early, which a yield can live with.
+        let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
         // Keep the helper used on every target.
         YieldOnce(true).await;
     }

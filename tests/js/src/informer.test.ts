@@ -206,6 +206,79 @@ test('an object kept after its version left the cache still reads every member',
   }
 });
 
+test('metadata read by a handler equals JSON.parse of the object, and one handler cannot change it for another', async () => {
+  const name = `js-meta-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const owner = { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: '1234', controller: true };
+  await cms.create(
+    {
+      metadata: { name, labels: { t: 'meta', 'app.kubernetes.io/name': 'x' }, annotations: { note: 'a "quoted" \\ note', empty: '' }, ownerReferences: [owner] },
+      data: { a: '1' },
+    } as KubeObject,
+    {},
+  );
+  const expected = JSON.parse(JSON.stringify(await cms.get(name))) as Record<string, unknown> & { metadata: Record<string, unknown> };
+  delete expected.metadata.managedFields;
+  const factory = new InformerFactory(client);
+  const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default', labelSelector: 't=meta' });
+  type Meta = Record<string, unknown> & { labels: Record<string, string>; annotations: Record<string, string>; ownerReferences: Array<Record<string, unknown>> };
+  const seen: Array<{ obj: KubeObject; name: unknown; rv: unknown; text: string; threw: string[] }> = [];
+  const reader = (obj: KubeObject) => {
+    const meta = obj.metadata as Meta;
+    // The fields the cache knew first, then everything else.
+    const entry = { obj, name: meta.name, rv: meta.resourceVersion, text: '', threw: [] as string[] };
+    const attempt = (what: string, f: () => void) => {
+      try {
+        f();
+      } catch (e) {
+        if (e instanceof TypeError) entry.threw.push(what);
+      }
+    };
+    attempt('name', () => { meta.name = 'changed'; });
+    attempt('uid', () => { delete meta.uid; });
+    attempt('new member', () => { meta.extra = 1; });
+    attempt('label', () => { meta.labels.t = 'changed'; });
+    attempt('annotation', () => { meta.annotations.note = 'changed'; });
+    attempt('owner', () => { meta.ownerReferences[0]!.name = 'changed'; });
+    attempt('owner list', () => { meta.ownerReferences.push(owner); });
+    entry.text = JSON.stringify(meta);
+    seen.push(entry);
+  };
+  // Two handlers of one informer share each object version.
+  inf.on('add', reader);
+  inf.on('add', reader);
+  factory.start();
+  try {
+    await inf.waitForSync();
+    await until(() => seen.length === 2);
+    const em = expected.metadata;
+    for (const s of seen) {
+      assert.equal(s.obj, seen[0]!.obj, 'one object per version');
+      assert.equal(s.name, name);
+      assert.equal(s.rv, em.resourceVersion);
+      assert.equal(s.text, JSON.stringify(em), 'same members, order and values as JSON.parse');
+      assert.deepEqual(s.threw, ['name', 'uid', 'new member', 'label', 'annotation', 'owner', 'owner list'], 'every change refused');
+    }
+    const got = seen[0]!.obj as KubeObject & { metadata: Meta };
+    const meta = got.metadata;
+    assert.equal(got.metadata, meta, 'metadata is built once');
+    assert.equal(meta.labels, meta.labels, 'a member is parsed once and kept');
+    assert.deepEqual(Object.keys(meta), Object.keys(em));
+    assert.deepEqual({ ...meta }, em, 'spread');
+    assert.deepEqual(structuredClone(meta), em, 'structuredClone');
+    assert.deepEqual(JSON.parse(JSON.stringify(got)), expected, 'the whole object');
+    assert.deepEqual(structuredClone(got), expected);
+    assert.equal(meta.annotations.note, 'a "quoted" \\ note');
+    assert.equal(Object.getPrototypeOf(meta), Object.prototype);
+    assert.ok('labels' in meta && !('managedFields' in meta));
+    // The cache still holds the object as the server sent it.
+    assert.deepEqual(JSON.parse(JSON.stringify(inf.lister().get(name, 'default'))), expected, 'the cached version');
+  } finally {
+    factory.shutdown();
+    await cms.delete(name);
+  }
+});
+
 test('1,000 events inside one frame reach subscribers as one diff with exactly their keys', async () => {
   // Frames are driven by hand: the package schedules its flush with
   // `requestAnimationFrame` when the host has one, so nothing is delivered
