@@ -23,6 +23,7 @@ import type {
   ReconcileResult,
   ResourceRef,
   RunWorkersOptions,
+  Status,
   WatchEvent,
   WatchOptions,
   WorkerPoolHandle,
@@ -58,7 +59,7 @@ export declare class KubeClient {
   constructor(opts: ClientOptions);
   free(): void;
   [Symbol.dispose](): void;
-  /** A client for one resource (any group/version/resource or built-in kind, CRDs included). */
+  /** A client for one resource (any group/version/resource or built-in kind, CRDs included), in `r.namespace` or across all namespaces. */
   resource<T extends KubeObject = KubeObject>(r: ResourceRef): ResourceClient<T>;
   /** Every resource the server offers, every served version; cached for five minutes. */
   discover(): Promise<ApiResourceInfo[]>;
@@ -68,23 +69,34 @@ export declare class KubeClient {
   invalidateDiscovery(): void;
 }
 
-/** CRUD and watch on one resource. Objects are plain JSON objects owned by the caller. */
+/**
+ * CRUD and watch on one resource. Objects are plain JSON objects owned by the
+ * caller. Verbs on one object take `(name, namespace?)` first: the namespace
+ * given there wins over the client's. A namespaced resource needs one of them
+ * (else the call rejects with a `KubeError`, reason `Invalid`); a
+ * cluster-scoped resource ignores both.
+ */
 export declare class ResourceClient<T extends KubeObject = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
-  /** Get one object by name (and namespace, if the client has none). */
+  /** Get one object by name, in `namespace` or the client's. */
   get(name: string, namespace?: string | null): Promise<T>;
   /** List one page (or everything when no `limit` is given). */
   list(opts?: ListOptions): Promise<ListResult<T>>;
-  /** Create an object. */
+  /** Create an object, in `metadata.namespace` or the client's. */
   create(obj: T, opts?: WriteOptions): Promise<T>;
-  /** Replace an object (optimistic concurrency through `metadata.resourceVersion`). */
+  /** Replace the object named by `metadata.name`, in `metadata.namespace` or the client's (optimistic concurrency through `metadata.resourceVersion`). */
   replace(obj: T, opts?: WriteOptions): Promise<T>;
-  /** Patch: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`). */
-  patch(name: string, patch: object, kind: PatchKind, opts?: WriteOptions & { namespace?: string }): Promise<T>;
-  /** Delete an object; resolves with the server's answer (the object or a Status). */
-  delete(name: string, namespace?: string | null): Promise<T>;
+  /** Patch an object, in `namespace` or the client's: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`). */
+  patch(name: string, namespace: string | null | undefined, patch: object, kind: PatchKind, opts?: WriteOptions): Promise<T>;
+  /**
+   * Delete an object, in `namespace` or the client's. Resolves with the object
+   * while its deletion is pending or as the server returned it (pods,
+   * persistent volumes and claims, namespaces), or with a `Status` when it was
+   * deleted at once: tell them apart with `isStatus`.
+   */
+  delete(name: string, namespace?: string | null): Promise<T | Status>;
   /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
   watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>>;
 }
@@ -101,7 +113,16 @@ export declare class InformerFactory {
   setVisible(visible: boolean): void;
   free(): void;
   [Symbol.dispose](): void;
-  /** The informer for these options (the same cache for identical options). */
+  /**
+   * The informer for these options: one per resource, namespace and
+   * selectors, shared by every caller. Asking again for a scope with a
+   * different `transform`, `resyncMs`, `backoff`, `maxBacklog`,
+   * `stripManagedFields` or `metadataOnly`, or an `indexers` name bound to
+   * another function, throws a `KubeError` with reason `OptionsConflict`
+   * (functions compare by identity: define them once, outside components).
+   * `indexers` under new names and `labelIndexes` are added to the shared
+   * informer.
+   */
   informer<T extends KubeObject = KubeObject>(opts: InformerOptions<T>): Informer<T>;
   /** Start every informer (and those created later). */
   start(): void;
@@ -174,8 +195,8 @@ export declare class Lister<T extends KubeObject = KubeObject> {
   [Symbol.dispose](): void;
   /** Objects matching the filter (indexes are used for namespaces and indexed labels). */
   list(filter?: ListFilter): T[];
-  /** `get(name)` for cluster-scoped objects, `get(namespace, name)` otherwise; `undefined` when absent. */
-  get(nameOrNamespace: string, name?: string | null): T | undefined;
+  /** The cached object `name` in `namespace` (omit it for a cluster-scoped object); `undefined` when absent. The order of `ResourceClient.get`. */
+  get(name: string, namespace?: string | null): T | undefined;
   /** Objects listed under `value` in the index `indexName` (`namespace` is built in). */
   byIndex(indexName: string, value: string): T[];
 }

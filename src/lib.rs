@@ -5,7 +5,8 @@
 //!
 //! 1. [`rt`] — the runtime seam: local executor, clock (real or fake), timers.
 //! 2. [`rest`] — config, requests over `fetch`, typed errors, the watch framer.
-//! 3. [`api`] — resource identities, the dynamic client, discovery.
+//! 3. [`api`] — resource identities, the resource handle ([`api::Api`]) that
+//!    builds every request path, discovery.
 //! 4. [`cache`] — keys, store/indexer, selectors, DeltaFIFO, reflector, informers.
 //! 5. [`workqueue`] — queue, delaying queue, rate limiters.
 //! 6. `js` — the wasm-bindgen surface (wasm32 only).
@@ -21,7 +22,7 @@ pub mod rt;
 pub mod workqueue;
 
 // The main types at the crate root, as kube-rs offers them.
-pub use api::{ApiResource, Discovery, DynamicClient, GroupVersionKind, GroupVersionResource};
+pub use api::{Api, ApiResource, Discovery, GroupVersionKind};
 pub use cache::{
     FieldSelector, Handler, Indexer, InformerOptions, LabelSelector, Lister, Notification,
     ResourceScope, SharedIndexInformer, SharedInformerFactory, Store,

@@ -3,7 +3,7 @@
 //! list of 1,200 objects.
 #![cfg(target_arch = "wasm32")]
 
-use kubewasm::api::{Discovery, DynamicClient, RestMapper};
+use kubewasm::api::{Api, Deleted, Discovery, RestMapper};
 use kubewasm::rest::{
     Client, DeleteParams, ListParams, PatchParams, PatchType, PostParams, Request,
 };
@@ -50,8 +50,7 @@ async fn round_trip(c: &Client, resource: &str, body: Value) {
                 .json(&json!({"metadata": {"name": ns}})),
         )
         .await;
-    let d =
-        DynamicClient::new(c.clone(), m.find(resource).expect("resource").clone()).namespaced(&ns);
+    let d = Api::namespaced(c.clone(), m.find(resource).expect("resource").clone(), &ns);
     let name = sim::unique("obj");
     let mut body = body;
     body["metadata"] = json!({"name": name, "labels": {"suite": "api"}});
@@ -122,9 +121,18 @@ async fn round_trip(c: &Client, resource: &str, body: Value) {
         .expect("apply");
     assert_eq!(o.meta().labels().get("ssa"), Some("1"));
 
-    d.delete(&name, &DeleteParams::default())
+    let deleted = d
+        .delete(&name, &DeleteParams::default())
         .await
         .expect("delete");
+    // Pods come back as the deleted object; a custom resource deleted at once
+    // answers a Status, as the API server does.
+    match (resource, deleted) {
+        ("pods", Deleted::Object(o)) => assert_eq!(o.name(), name),
+        ("pods", other) => panic!("a pod deletion answers the pod: {other:?}"),
+        (_, Deleted::Status(s)) => assert_eq!(s.details.map(|d| d.name), Some(name.clone())),
+        (_, other) => panic!("a deletion at once answers a Status: {other:?}"),
+    }
     let gone = d.get(&name).await.expect_err("deleted");
     assert!(gone.is_not_found(), "{gone}");
 }
@@ -157,8 +165,11 @@ async fn list_all_pages_1200_objects_at_limit_500_in_order() {
                 .json(&json!({"metadata": {"name": ns}})),
         )
         .await;
-    let d = DynamicClient::new(c.clone(), m.find("configmaps").expect("configmaps").clone())
-        .namespaced(&ns);
+    let d = Api::namespaced(
+        c.clone(),
+        m.find("configmaps").expect("configmaps").clone(),
+        &ns,
+    );
     for i in 0..1200 {
         d.create(
             &json!({"metadata": {"name": format!("cm-{i:04}")}, "data": {"i": i.to_string()}}),

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use js_sys::{Function, Promise};
+use kubewasm::api::ApiResource;
 use kubewasm::cache::{
     Handler, InformerOptions, Notification, ResourceListWatch, ResourceScope, SharedIndexInformer,
 };
@@ -105,11 +106,7 @@ async fn informer_end_to_end() {
     });
     let lw = ResourceListWatch::new(
         c.clone(),
-        ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            ..Default::default()
-        },
+        ResourceScope::new(ApiResource::builtin("pods").expect("pods")),
     );
     let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), InformerOptions::default());
     inf.add_handler(handler, false);
@@ -182,11 +179,7 @@ async fn informer_end_to_end() {
         let mem_before = memory_mib();
         let lw = ResourceListWatch::new(
             c.clone(),
-            ResourceScope {
-                version: "v1".into(),
-                resource: "pods".into(),
-                ..Default::default()
-            },
+            ResourceScope::new(ApiResource::builtin("pods").expect("pods")),
         );
         let lw = if prefetch { lw } else { lw.without_prefetch() };
         let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), InformerOptions::default());

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use kubewasm::api::ApiResource;
 use kubewasm::cache::{
     Handler, InformerOptions, Notification, ResourceListWatch, ResourceScope, SharedIndexInformer,
 };
@@ -68,11 +69,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     .await;
     let watches_before = open_watches(&c).await;
 
-    let scope = ResourceScope {
-        version: "v1".into(),
-        resource: "pods".into(),
-        ..Default::default()
-    };
+    let scope = ResourceScope::new(ApiResource::builtin("pods").expect("pods"));
     let lw = ResourceListWatch::new(c.clone(), scope.clone());
     let opts = sim::fault_opts();
     let fired = Rc::new(std::cell::Cell::new(0u64));
@@ -172,11 +169,7 @@ async fn watch_list_mode_syncs_from_one_stream() {
     sim::post(&c, "/sim/faults/clear", json!({})).await;
     let lw = ResourceListWatch::new(
         c.clone(),
-        ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            ..Default::default()
-        },
+        ResourceScope::new(ApiResource::builtin("pods").expect("pods")),
     );
     let mut opts = InformerOptions::default();
     opts.reflector.use_watch_list = true;

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use kubewasm::api::ApiResource;
 use kubewasm::cache::{ResourceListWatch, ResourceScope, SharedIndexInformer};
 use kubewasm::rest::{
     Client, Config, Error, PatchParams, PatchType, Request, TransportReason, WatchEvent,
@@ -411,11 +412,7 @@ async fn informer_converges_over_websocket_under_random_faults() {
     let before = settled_open_watches(&c).await;
     let lw = ResourceListWatch::new(
         c.clone(),
-        ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            ..Default::default()
-        },
+        ResourceScope::new(ApiResource::builtin("pods").expect("pods")),
     );
     let opts = sim::fault_opts();
     let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);

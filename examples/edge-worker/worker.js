@@ -102,7 +102,7 @@ export class ClusterCache {
       // An unsynced cache would answer "no pods" or 404 for pods that exist.
       if (!this.pods.hasSynced) return json({ error: 'the cache is still syncing' }, 503, { 'retry-after': '1' });
       if (parts.length === 3) {
-        const pod = this.pods.lister().get(parts[1], parts[2]);
+        const pod = this.pods.lister().get(parts[2], parts[1]);
         return pod ? json(pod) : json({ error: 'not found' }, 404);
       }
       try {

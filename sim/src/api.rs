@@ -401,10 +401,45 @@ fn delete(sim: &Sim, t: &Target, name: &str, req: &Request) -> Result<Reply, Api
         let o = st
             .get(t.res, t.ns_key(), name)
             .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
-        return Ok(object(200, o));
+        return Ok(deleted(r, o));
     }
     let o = sim.write(|st| st.delete(t.res, t.ns_key(), name, precondition.as_deref()))?;
-    Ok(object(200, &o))
+    Ok(deleted(r, &o))
+}
+
+/// What the API server answers to a DELETE: the object for the resources
+/// whose storage returns the deleted object (pods, service accounts,
+/// persistent volumes and claims) and for namespaces (whose deletion waits
+/// for finalizers), a `Status` of `Success` for everything else.
+fn deleted(r: &Resource, o: &Obj) -> Reply {
+    const RETURN_OBJECT: &[&str] = &[
+        "pods",
+        "serviceaccounts",
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "namespaces",
+    ];
+    if r.group.is_empty() && RETURN_OBJECT.contains(&r.plural) {
+        return object(200, o);
+    }
+    let v = o.value();
+    let meta = &v["metadata"];
+    let mut details = serde_json::Map::new();
+    details.insert("name".into(), meta["name"].clone());
+    if !r.group.is_empty() {
+        details.insert("group".into(), json!(r.group));
+    }
+    // The API server puts the resource (not the kind) in `details.kind`.
+    details.insert("kind".into(), json!(r.plural));
+    details.insert("uid".into(), meta["uid"].clone());
+    let status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    });
+    Reply::Full(Response::json(200, status.to_string().into_bytes()))
 }
 
 fn filter(t: &Target, req: &Request) -> Result<Filter, ApiError> {

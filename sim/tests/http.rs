@@ -664,7 +664,43 @@ fn crud_patch_types_and_status_errors() {
 
     let deleted = sim.request("DELETE", &format!("{base}/a"), &[], b"");
     assert_eq!(deleted.code, 200);
-    assert_eq!(deleted.value()["metadata"]["name"], "a");
+    let status = deleted.value();
+    assert_eq!(
+        (
+            &status["kind"],
+            &status["status"],
+            &status["details"]["name"],
+            &status["details"]["kind"]
+        ),
+        (
+            &json!("Status"),
+            &json!("Success"),
+            &json!("a"),
+            &json!("configmaps")
+        ),
+        "a configmap's deletion answers a Status"
+    );
+    let pods = "/api/v1/namespaces/t/pods";
+    let body =
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    assert_eq!(
+        sim.request(
+            "POST",
+            pods,
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes()
+        )
+        .code,
+        201
+    );
+    let pod = sim
+        .request("DELETE", &format!("{pods}/p"), &[], b"")
+        .value();
+    assert_eq!(
+        (&pod["kind"], &pod["metadata"]["name"]),
+        (&json!("Pod"), &json!("p")),
+        "a pod's deletion answers the pod"
+    );
     assert_eq!(
         sim.request("DELETE", &format!("{base}/a"), &[], b"").code,
         404

@@ -1,11 +1,14 @@
-//! Resource identities (group/version/resource and kind), the dynamic client
-//! for any resource including CRDs, the pager, discovery and the REST mapper.
+//! Resource identities, the resource handle every request path comes from,
+//! the pager, discovery and the REST mapper.
 //!
 //! * [`ApiResource`] names a resource completely (group, version, plural,
 //!   kind, scope); [`builtin_resources`] knows the common ones without a
 //!   round trip.
-//! * [`DynamicClient`] does CRUD, patch (four types), delete collection,
-//!   watch and the `status`/`scale` subresources on any resource.
+//! * [`Api`] is one resource plus a namespace scope: it builds every
+//!   request path (the list/watch source of informers and the JS resource
+//!   client go through it), applies the scope rules, and does CRUD, patch
+//!   (four types), delete collection, watch and subresources on any
+//!   resource, CRDs included.
 //! * [`list_all`] follows continue tokens with client-go's pager rules
 //!   (PG-01..04).
 //! * [`Discovery`] reads aggregated discovery (one request per root) and falls
@@ -13,7 +16,7 @@
 //!   client's clock; [`RestMapper`] maps kinds, plurals and short names.
 
 mod discovery;
-mod dynamic;
+mod handle;
 mod mapper;
 mod pager;
 mod resource;
@@ -26,7 +29,7 @@ pub use discovery::Discovery;
 use discovery::{
     parse_aggregated, parse_legacy_group_list, parse_resource_list, AGGREGATED_ACCEPT,
 };
-pub use dynamic::DynamicClient;
+pub use handle::{Api, Deleted};
 pub use mapper::RestMapper;
 pub use pager::{list_all, ListAll};
-pub use resource::{builtin_resources, ApiResource, GroupVersionKind, GroupVersionResource};
+pub use resource::{builtin_resources, ApiResource, GroupVersionKind};

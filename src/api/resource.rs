@@ -1,16 +1,5 @@
 //! Resource identities and the built-in table of common resources.
 
-/// Group, version and plural resource name (`apps/v1/deployments`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GroupVersionResource {
-    /// API group (`""` for core).
-    pub group: String,
-    /// Version.
-    pub version: String,
-    /// Plural resource name.
-    pub resource: String,
-}
-
 /// Group, version and kind (`apps/v1, Kind=Deployment`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GroupVersionKind {
@@ -63,21 +52,33 @@ pub struct ApiResource {
 }
 
 impl ApiResource {
+    /// A resource known by group, version and plural name only (a CRD not
+    /// looked up through discovery): no kind, every verb allowed.
+    pub fn new(group: &str, version: &str, plural: &str, namespaced: bool) -> Self {
+        ApiResource {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            namespaced,
+            preferred: true,
+            ..Default::default()
+        }
+    }
+
+    /// A built-in resource by plural, singular, short name or kind
+    /// (`pods`, `po`, `Pod`, `deployments.apps`).
+    pub fn builtin(name: &str) -> Option<Self> {
+        super::RestMapper::new(builtin_resources())
+            .find(name)
+            .cloned()
+    }
+
     /// `v1` or `group/version`.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
         } else {
             format!("{}/{}", self.group, self.version)
-        }
-    }
-
-    /// The GVR.
-    pub fn gvr(&self) -> GroupVersionResource {
-        GroupVersionResource {
-            group: self.group.clone(),
-            version: self.version.clone(),
-            resource: self.plural.clone(),
         }
     }
 

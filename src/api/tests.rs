@@ -1,5 +1,5 @@
 //! api layer behaviour: the built-in table, the mapper, discovery parsing and
-//! fallback, the pager (PG-01..04) and the dynamic client's requests.
+//! fallback, the pager (PG-01..04) and the resource handle's requests.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -223,7 +223,7 @@ fn pg_01_to_04_pager_rules() {
 }
 
 #[test]
-fn dynamic_client_builds_requests_for_any_resource() {
+fn the_handle_builds_requests_for_any_resource() {
     let t = FakeTransport::new();
     let clock = FakeClock::new();
     let c = client(&t, &clock);
@@ -235,12 +235,12 @@ fn dynamic_client_builds_requests_for_any_resource() {
         namespaced: true,
         ..Default::default()
     };
-    let d = DynamicClient::new(c.clone(), widgets);
+    let d = Api::all(c.clone(), widgets);
     assert!(
         block_on(d.get("x")).is_err(),
         "a namespaced resource needs a namespace for named calls"
     );
-    let d = d.namespaced("team-1");
+    let d = d.in_namespace("team-1");
     t.push(FakeResponse::json(
         201,
         &json!({"metadata": {"name": "w", "namespace": "team-1"}}),
@@ -290,14 +290,7 @@ fn dynamic_client_builds_requests_for_any_resource() {
         .unwrap()
         .url
         .ends_with("/namespaces/team-1/widgets/w/scale"));
-    let nodes = DynamicClient::new(
-        c,
-        RestMapper::new(builtin_resources())
-            .find("nodes")
-            .unwrap()
-            .clone(),
-    )
-    .namespaced("ignored");
+    let nodes = Api::namespaced(c, ApiResource::builtin("nodes").unwrap(), "ignored");
     t.push(FakeResponse::json(
         200,
         &json!({"metadata": {"name": "n1"}}),
@@ -353,4 +346,178 @@ fn concurrent_discovery_calls_share_one_refresh() {
         &json!({"kind": "APIGroupDiscoveryList", "items": []}),
     ));
     assert_eq!(block_on(d.resources()).map(|r| r.len()), Ok(0));
+}
+
+/// The request a handle call sends, or the error it fails with before sending.
+fn sent<F: std::future::Future>(t: &FakeTransport, call: F) -> Result<String, String>
+where
+    F::Output: std::fmt::Debug,
+{
+    let before = t.request_count();
+    t.set_handler(|_| {
+        Some(Ok(FakeResponse::json(
+            200,
+            &json!({"kind": "List", "metadata": {"name": "x", "resourceVersion": "1"}, "items": []}),
+        )))
+    });
+    let out = block_on(call);
+    if t.request_count() == before {
+        return Err(format!("{out:?}"));
+    }
+    let r = t.last_request().expect("request");
+    Ok(format!(
+        "{} {}",
+        r.method.as_str(),
+        r.url.trim_start_matches("http://k8s.test/prefix")
+    ))
+}
+
+#[test]
+fn handle_paths_for_core_and_group_namespaced_and_cluster_resources() {
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let c = client(&t, &clock);
+    let pods = Api::all(c.clone(), ApiResource::builtin("pods").unwrap());
+    let deploys = Api::namespaced(c.clone(), ApiResource::builtin("deploy").unwrap(), "prod");
+    let nodes = Api::all(c.clone(), ApiResource::builtin("nodes").unwrap());
+    let lp = ListParams::default();
+    let post = PostParams::default();
+    let del = crate::rest::DeleteParams::default();
+    let body = json!({"metadata": {"name": "x"}});
+
+    // Collections: one namespace or all of them.
+    assert_eq!(sent(&t, pods.list(&lp)).unwrap(), "GET /api/v1/pods");
+    assert_eq!(
+        sent(&t, pods.in_namespace("a").list(&lp)).unwrap(),
+        "GET /api/v1/namespaces/a/pods"
+    );
+    assert_eq!(
+        sent(&t, deploys.list(&lp)).unwrap(),
+        "GET /apis/apps/v1/namespaces/prod/deployments"
+    );
+    assert_eq!(
+        sent(&t, deploys.all_namespaces().list(&lp)).unwrap(),
+        "GET /apis/apps/v1/deployments"
+    );
+    assert_eq!(
+        sent(&t, deploys.create(&body, &post)).unwrap(),
+        "POST /apis/apps/v1/namespaces/prod/deployments"
+    );
+    assert_eq!(
+        sent(&t, deploys.delete_collection(&lp, &del)).unwrap(),
+        "DELETE /apis/apps/v1/namespaces/prod/deployments"
+    );
+    // Named verbs and subresources.
+    assert_eq!(
+        sent(&t, pods.in_namespace("a").get("p1")).unwrap(),
+        "GET /api/v1/namespaces/a/pods/p1"
+    );
+    assert_eq!(
+        sent(&t, deploys.get_subresource("web", "scale")).unwrap(),
+        "GET /apis/apps/v1/namespaces/prod/deployments/web/scale"
+    );
+    assert_eq!(
+        sent(
+            &t,
+            deploys.replace_subresource("web", "status", &body, &post)
+        )
+        .unwrap(),
+        "PUT /apis/apps/v1/namespaces/prod/deployments/web/status"
+    );
+    assert_eq!(
+        sent(&t, deploys.delete("web", &del)).unwrap(),
+        "DELETE /apis/apps/v1/namespaces/prod/deployments/web"
+    );
+    // Cluster-scoped: the namespace is ignored, every verb works without one.
+    assert_eq!(nodes.in_namespace("a").namespace(), None);
+    assert_eq!(sent(&t, nodes.get("n1")).unwrap(), "GET /api/v1/nodes/n1");
+    assert_eq!(
+        sent(&t, nodes.in_namespace("a").get("n1")).unwrap(),
+        "GET /api/v1/nodes/n1"
+    );
+    assert_eq!(
+        sent(&t, nodes.in_namespace("a").list(&lp)).unwrap(),
+        "GET /api/v1/nodes"
+    );
+    assert_eq!(
+        sent(&t, nodes.create(&body, &post)).unwrap(),
+        "POST /api/v1/nodes"
+    );
+    assert_eq!(
+        sent(&t, nodes.get_subresource("n1", "status")).unwrap(),
+        "GET /api/v1/nodes/n1/status"
+    );
+}
+
+#[test]
+fn handle_scope_errors_are_raised_before_sending() {
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let c = client(&t, &clock);
+    let pods = Api::all(c.clone(), ApiResource::builtin("pods").unwrap());
+    let post = PostParams::default();
+    let del = crate::rest::DeleteParams::default();
+    let body = json!({"metadata": {"name": "x"}});
+    let invalid = |r: Result<String, String>, needle: &str| {
+        let e = r.expect_err("no request is sent");
+        assert!(e.contains("InvalidRequest") && e.contains(needle), "{e}");
+    };
+    // A namespaced resource needs a namespace for named verbs and create.
+    invalid(sent(&t, pods.get("p1")), "pods is namespaced: ");
+    invalid(sent(&t, pods.delete("p1", &del)), "needs a namespace");
+    invalid(
+        sent(
+            &t,
+            pods.patch("p1", &body, PatchType::Merge, &PatchParams::default()),
+        ),
+        "needs a namespace",
+    );
+    invalid(
+        sent(&t, pods.get_subresource("p1", "status")),
+        "needs a namespace",
+    );
+    invalid(
+        sent(&t, pods.create(&body, &post)),
+        "create needs a namespace",
+    );
+    // An empty name would address the collection.
+    invalid(
+        sent(&t, pods.in_namespace("a").delete("", &del)),
+        "name must not be empty",
+    );
+    // Names and namespaces must be path segments.
+    invalid(sent(&t, pods.in_namespace("a").get("x/y")), "invalid name");
+    invalid(
+        sent(&t, pods.in_namespace("..").get("x")),
+        "invalid namespace",
+    );
+    assert_eq!(t.request_count(), 0);
+}
+
+#[test]
+fn delete_answers_the_object_or_the_status() {
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let c = client(&t, &clock);
+    let cms = Api::namespaced(c, ApiResource::builtin("cm").unwrap(), "a");
+    let del = crate::rest::DeleteParams::default();
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "details": {"name": "x", "kind": "configmaps"}}),
+    ));
+    match block_on(cms.delete("x", &del)).unwrap() {
+        Deleted::Status(s) => {
+            assert_eq!(s.status, "Success");
+            assert_eq!(s.details.unwrap().name, "x");
+        }
+        other => panic!("{other:?}"),
+    }
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "ConfigMap", "metadata": {"name": "x", "namespace": "a", "deletionTimestamp": "2024-01-01T00:00:00Z", "finalizers": ["f"]}}),
+    ));
+    match block_on(cms.delete("x", &del)).unwrap() {
+        Deleted::Object(o) => assert_eq!(o.name(), "x"),
+        other => panic!("{other:?}"),
+    }
 }

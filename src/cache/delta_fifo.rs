@@ -348,19 +348,66 @@ impl DeltaFifo {
     /// An object that cannot be transformed or keyed is left out, as if the
     /// list did not hold it (a cached version of it is deleted rather than
     /// served stale), and returned with its error for the caller to report.
-    pub fn replace(&self, list: Vec<KubeObject>, _resource_version: &str) -> Vec<SkippedObject> {
+    pub fn replace(&self, list: Vec<KubeObject>, resource_version: &str) -> Vec<SkippedObject> {
         let mut prepared = Vec::with_capacity(list.len());
         let mut skipped = Vec::new();
         for obj in list {
-            let key_hint = describe(&obj);
-            match self.transform(obj).and_then(|o| Ok((object_key(&o)?, o))) {
+            match self.prepare(obj) {
                 Ok(p) => prepared.push(p),
+                Err(s) => skipped.push(s),
+            }
+        }
+        self.replace_keyed(prepared, resource_version);
+        skipped
+    }
+
+    /// What a listed object becomes in the queue: transformed and
+    /// keyed, and swapped for the stored copy when the store already holds
+    /// this very version (same key and resourceVersion), so a relist keeps
+    /// one copy of what did not change instead of two. Called on each item
+    /// as a list streams in, it keeps a list's peak memory near the size of
+    /// the cache (see [`replace_prepared`](Self::replace_prepared)).
+    pub fn prepare(&self, obj: KubeObject) -> Result<(String, KubeObject), SkippedObject> {
+        let key_hint = describe(&obj);
+        let (key, obj) = self
+            .transform(obj)
+            .and_then(|o| Ok((object_key(&o)?, o)))
+            .map_err(|error| SkippedObject {
+                key: key_hint,
+                error,
+            })?;
+        let rv = obj.resource_version();
+        let stored = self
+            .known
+            .as_ref()
+            .and_then(|k| k.known_object(&key))
+            .filter(|k| !rv.is_empty() && k.resource_version() == rv);
+        Ok((key, stored.unwrap_or(obj)))
+    }
+
+    /// [`replace`](Self::replace) with objects that each went through
+    /// [`prepare`](Self::prepare): keyed again, not transformed again.
+    pub fn replace_prepared(
+        &self,
+        list: Vec<KubeObject>,
+        resource_version: &str,
+    ) -> Vec<SkippedObject> {
+        let mut keyed = Vec::with_capacity(list.len());
+        let mut skipped = Vec::new();
+        for obj in list {
+            match object_key(&obj) {
+                Ok(key) => keyed.push((key, obj)),
                 Err(error) => skipped.push(SkippedObject {
-                    key: key_hint,
-                    error,
+                    key: describe(&obj),
+                    error: FifoError::Key(error),
                 }),
             }
         }
+        self.replace_keyed(keyed, resource_version);
+        skipped
+    }
+
+    fn replace_keyed(&self, prepared: Vec<(String, KubeObject)>, _resource_version: &str) {
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
         let kind = if inner.emit_replaced {
@@ -447,7 +494,6 @@ impl DeltaFifo {
             inner.initial_population_count = listed + queued_deletions;
         }
         self.notify();
-        skipped
     }
 
     /// Re-offer every known object that has nothing queued, as `Sync` (DF-09).

@@ -14,7 +14,10 @@ use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 use futures::StreamExt;
 
-use crate::rest::{Client, Error, ListParams, ObjectList, Request, WatchEvent, WatchParams};
+use crate::api::{Api, ApiResource};
+use crate::rest::{
+    Client, Error, ListHooks, ListParams, ObjectList, OnItem, Request, WatchEvent, WatchParams,
+};
 use crate::rt::{spawn_local, TaskHandle};
 
 /// A stream of watch events.
@@ -24,6 +27,25 @@ pub type EventStream = LocalBoxStream<'static, Result<WatchEvent, Error>>;
 pub trait ListerWatcher {
     /// One LIST page.
     fn list(&self, params: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>>;
+    /// One LIST page, each valid item passed through `on_item` as soon as
+    /// it is decoded (what it returns is kept). A source that decodes as
+    /// the body streams in calls it before the next item arrives, so the
+    /// caller never holds the raw items of a page all at once.
+    fn list_with(
+        &self,
+        params: ListParams,
+        on_item: OnItem,
+    ) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
+        let page = self.list(params);
+        Box::pin(async move {
+            let mut page = page.await?;
+            page.items = std::mem::take(&mut page.items)
+                .into_iter()
+                .filter_map(|o| on_item(o))
+                .collect();
+            Ok(page)
+        })
+    }
     /// Open a WATCH. Dropping the stream must close the connection.
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>>;
     /// Whether streaming watch-list (`sendInitialEvents`) may be tried
@@ -37,21 +59,72 @@ pub trait ListerWatcher {
     }
 }
 
-/// Which objects a [`ResourceListWatch`] covers.
+/// Which objects a [`ResourceListWatch`] covers: a resource, a namespace
+/// (or all of them) and the selectors sent to the server.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ResourceScope {
-    /// API group (`""` for core).
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Plural resource name.
-    pub resource: String,
-    /// Namespace, or all namespaces.
+    /// The resource.
+    pub resource: ApiResource,
+    /// Namespace, or all namespaces (ignored for a cluster-scoped resource).
     pub namespace: Option<String>,
     /// Label selector sent to the server.
     pub label_selector: Option<String>,
     /// Field selector sent to the server.
     pub field_selector: Option<String>,
+}
+
+impl ResourceScope {
+    /// Every object of `resource`, in every namespace.
+    pub fn new(resource: ApiResource) -> Self {
+        ResourceScope {
+            resource,
+            ..Default::default()
+        }
+    }
+
+    /// Only objects in `namespace` (empty: all namespaces).
+    #[must_use]
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.namespace = (!namespace.is_empty()).then(|| namespace.to_owned());
+        self
+    }
+
+    /// Only objects matching this label selector.
+    #[must_use]
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Only objects matching this field selector.
+    #[must_use]
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// The namespace requests go to: `None` across all namespaces and for a
+    /// cluster-scoped resource.
+    pub fn effective_namespace(&self) -> Option<&str> {
+        self.namespace
+            .as_deref()
+            .filter(|n| self.resource.namespaced && !n.is_empty())
+    }
+
+    /// The resource handle for this scope's resource and namespace.
+    pub fn api(&self, client: Client) -> Api {
+        Api::namespaced(
+            client,
+            self.resource.clone(),
+            self.namespace.as_deref().unwrap_or(""),
+        )
+    }
+}
+
+impl From<&ApiResource> for ResourceScope {
+    fn from(resource: &ApiResource) -> Self {
+        ResourceScope::new(resource.clone())
+    }
 }
 
 /// A hook that adjusts list/watch parameters (client-go's `TweakListOptionsFunc`).
@@ -60,7 +133,7 @@ pub type TweakParams = Rc<dyn Fn(&mut ListParams, &mut WatchParams)>;
 /// Lists and watches a resource through the REST client.
 #[derive(Clone)]
 pub struct ResourceListWatch {
-    client: Client,
+    api: Api,
     scope: ResourceScope,
     /// A watch that receives nothing (not even a bookmark) for this long is
     /// treated as dead: the stream yields a timeout error and the reflector
@@ -105,7 +178,7 @@ impl ResourceListWatch {
     /// a real API server sends a bookmark about once a minute.
     pub fn new(client: Client, scope: ResourceScope) -> Self {
         ResourceListWatch {
-            client,
+            api: scope.api(client),
             scope,
             idle_timeout: Some(Duration::from_secs(90)),
             tweak: None,
@@ -144,10 +217,9 @@ impl ResourceListWatch {
         &self.scope
     }
 
-    fn base(&self, req: Request) -> Request {
-        req.group_version(&self.scope.group, &self.scope.version)
-            .namespace_opt(self.scope.namespace.as_deref())
-            .resource(&self.scope.resource)
+    /// The resource handle requests go through.
+    pub fn api(&self) -> &Api {
+        &self.api
     }
 
     fn apply_scope(&self, mut lp: ListParams, mut wp: WatchParams) -> (ListParams, WatchParams) {
@@ -164,6 +236,14 @@ impl ResourceListWatch {
 
 impl ListerWatcher for ResourceListWatch {
     fn list(&self, params: ListParams) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
+        self.list_with(params, Rc::new(Some))
+    }
+
+    fn list_with(
+        &self,
+        params: ListParams,
+        on_item: OnItem,
+    ) -> LocalBoxFuture<'static, Result<ObjectList, Error>> {
         // What the reflector asks for the page after this one (PG-03: the
         // continue token and the limit, no resourceVersion), scoped the same.
         let (template, _) = self.apply_scope(
@@ -174,8 +254,8 @@ impl ListerWatcher for ResourceListWatch {
             WatchParams::default(),
         );
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        let base = self.base(Request::get());
-        let client = self.client.clone();
+        let base = self.api.collection_request(Request::get());
+        let client = self.api.client().clone();
         let slot = self.prefetch.clone();
         let prefetch_pages = self.prefetch_pages;
         // A page prefetched for other parameters is of no use: drop (abort) it.
@@ -198,24 +278,35 @@ impl ListerWatcher for ResourceListWatch {
             if let Some(mut p) = ready {
                 // An aborted prefetch is asked again below.
                 if let Ok(page) = (&mut p.body).await {
-                    let page = page?;
+                    let mut page = page?;
                     if let Some(token) = &page.continue_token {
                         fetch_next(token);
                     }
+                    page.items = std::mem::take(&mut page.items)
+                        .into_iter()
+                        .filter_map(|o| on_item(o))
+                        .collect();
                     return Ok(page);
                 }
             }
-            client.send_list_with(&req, fetch_next).await
+            let hooks = ListHooks {
+                on_continue: Some(fetch_next),
+                on_item: Some(on_item),
+            };
+            client.send_list_with(&req, hooks).await
         })
     }
 
     fn watch(&self, params: WatchParams) -> LocalBoxFuture<'static, Result<EventStream, Error>> {
         let (_, wp) = self.apply_scope(ListParams::default(), params);
-        let mut req = self.base(Request::get()).watch_params(&wp);
+        let mut req = self
+            .api
+            .collection_request(Request::get())
+            .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             req = req.idle_timeout(d);
         }
-        let client = self.client.clone();
+        let client = self.api.client().clone();
         let last = self.transport.clone();
         Box::pin(async move {
             let stream = client.watch(&req).await?;
@@ -241,6 +332,7 @@ mod tests {
     use serde_json::json;
 
     use super::{ListerWatcher, ResourceListWatch, ResourceScope};
+    use crate::api::ApiResource;
     use crate::rest::{Client, Config, FakeResponse, FakeTransport, ListParams};
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};
 
@@ -265,12 +357,8 @@ mod tests {
         cfg.rate_limit = None;
         let c = Client::with_transport(cfg, Rc::new(t.clone()), FakeClock::new().shared())
             .expect("client");
-        let scope = ResourceScope {
-            version: "v1".into(),
-            resource: "pods".into(),
-            label_selector: Some("app=web".into()),
-            ..Default::default()
-        };
+        let scope =
+            ResourceScope::new(ApiResource::builtin("pods").expect("pods")).labels("app=web");
         (t, ResourceListWatch::new(c, scope))
     }
 

@@ -47,7 +47,7 @@ mod scripted;
 mod shared_informer;
 mod status;
 
-pub use factory::{ListerWatcherFactory, SharedInformerFactory};
+pub use factory::{FactoryError, ListerWatcherFactory, SharedInformerFactory, WeakInformerFactory};
 pub use list_watch::{EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams};
 pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
 pub use reflector::{

@@ -71,7 +71,7 @@ use super::delta_fifo::{describe, SkippedObject};
 use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Failure, Phase, StatusCell, StatusError};
-use crate::rest::{Error, KubeObject, ListParams, WatchEvent, WatchParams};
+use crate::rest::{Error, KubeObject, ListParams, OnItem, WatchEvent, WatchParams};
 use crate::rt::{Backoff, Instant, Notify, Rng, SharedClock, Sleep};
 
 /// How a reflector behaves.
@@ -560,6 +560,19 @@ impl Reflector {
 
     async fn list_at(&self, rv: &str) -> Result<(), Error> {
         let limit = self.page_limit(rv);
+        // Each item is transformed (and an unchanged one swapped for the
+        // stored copy) as it is decoded, so the raw list is never held whole.
+        let skipped: Rc<RefCell<Vec<SkippedObject>>> = Rc::default();
+        let prepare: OnItem = {
+            let (fifo, skipped) = (self.fifo.clone(), skipped.clone());
+            Rc::new(move |obj| match fifo.prepare(obj) {
+                Ok((_, obj)) => Some(obj),
+                Err(s) => {
+                    skipped.borrow_mut().push(s);
+                    None
+                }
+            })
+        };
         let mut items: Vec<KubeObject> = Vec::new();
         let mut cont: Option<String> = None;
         let list_rv = loop {
@@ -570,17 +583,20 @@ impl Reflector {
                 continue_token: cont.clone(),
                 ..Default::default()
             };
-            let mut page = match self.lw.list(params).await {
+            let mut page = match self.lw.list_with(params, prepare.clone()).await {
                 Ok(p) => p,
                 Err(e) if cont.is_some() && is_expired(&e) => {
                     // PG-04 / RL-07: the continue token expired; one full list at the original RV.
                     self.record_error(&e);
                     let mut full = self
                         .lw
-                        .list(ListParams {
-                            resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
-                            ..Default::default()
-                        })
+                        .list_with(
+                            ListParams {
+                                resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
+                                ..Default::default()
+                            },
+                            prepare.clone(),
+                        )
                         .await?;
                     reject_table(&full.kind)?;
                     self.report_invalid(std::mem::take(&mut full.invalid));
@@ -631,7 +647,8 @@ impl Reflector {
                 None => break page.resource_version,
             }
         };
-        let skipped = self.fifo.replace(items, &list_rv);
+        let mut skipped = std::mem::take(&mut *skipped.borrow_mut());
+        skipped.extend(self.fifo.replace_prepared(items, &list_rv));
         self.report_skipped(skipped);
         self.set_last_rv(&list_rv);
         self.status.quiet(|s| s.resource_version = list_rv);

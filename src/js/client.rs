@@ -6,16 +6,18 @@ use std::rc::Rc;
 
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
+use serde_json::value::RawValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
-use crate::api::Discovery;
+use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
-    PostParams, RateLimit, Request, WatchEvent, WatchParams, WatchStream, WatchTransportMode,
+    PostParams, RateLimit, Request, Status, WatchEvent, WatchParams, WatchStream,
+    WatchTransportMode,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -85,8 +87,16 @@ export interface ResourceRef {
   resource?: string;
   /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
   kind?: string;
-  /** Namespace; absent for cluster-scoped resources or all namespaces. */
+  /** Namespace; absent for cluster-scoped resources or all namespaces. Ignored for a cluster-scoped resource. */
   namespace?: string;
+  /**
+   * Whether the resource is namespaced. Known for built-in resources and in
+   * what `client.resourceFor` returns (spread it in); otherwise assumed
+   * `true`, so give `namespaced: false` for a cluster-scoped custom resource.
+   * A namespaced resource needs a namespace (here or per call) for `get`,
+   * `create`, `replace`, `patch` and `delete`; a cluster-scoped one ignores it.
+   */
+  namespaced?: boolean;
 }
 
 /** Options of a list call. */
@@ -131,6 +141,19 @@ export interface WriteOptions {
 }
 
 export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
+
+/** The API server's `Status` object, e.g. what `delete` resolves with when the object was deleted at once. */
+export interface Status {
+  kind: 'Status';
+  apiVersion?: string;
+  /** `Success` or `Failure`. */
+  status?: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  /** The object concerned: `name`, `group`, `kind` (the API server puts the plural resource name here) and `uid`. */
+  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: { reason?: string; message?: string; field?: string }[]; retryAfterSeconds?: number };
+  code?: number;
+}
 "#;
 
 /// The REST client: configuration shared by every resource client.
@@ -254,83 +277,69 @@ impl KubeClient {
         Ok(KubeClient { client, discovery })
     }
 
-    /// A client for one resource (any group/version/resource, CRDs included).
+    /// A client for one resource (any group/version/resource, CRDs
+    /// included), in `namespace` or across all namespaces. A namespaced
+    /// resource needs a namespace (here or per call) for the verbs on one
+    /// object and for create; a cluster-scoped one ignores it.
     #[wasm_bindgen(unchecked_return_type = "ResourceClient")]
     pub fn resource(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ResourceRef")] r: JsValue,
     ) -> Result<ResourceClient, JsValue> {
-        let group = options::string(&r, "group")?.unwrap_or_default();
-        let version = options::string(&r, "version")?
-            .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
-        let resource = super::discovery::resource_or_kind(&r, &group, &version)?;
-        let namespace = options::string(&r, "namespace")?.filter(|n| !n.is_empty());
+        let resource = super::discovery::api_resource(&r)?;
+        let namespace = options::string(&r, "namespace")?.unwrap_or_default();
         Ok(ResourceClient {
-            client: self.client.clone(),
-            group,
-            version,
-            resource,
-            namespace,
+            api: Api::namespaced(self.client.clone(), resource, &namespace),
         })
     }
 }
 
-/// CRUD and watch on one resource. Objects are plain JSON objects owned by
+/// CRUD and watch on one resource through its handle ([`Api`]), so the
+/// scope rules are the Rust API's. Objects are plain JSON objects owned by
 /// the caller (mutable: read, modify, `replace`).
 #[wasm_bindgen]
 pub struct ResourceClient {
-    client: Client,
-    group: String,
-    version: String,
-    resource: String,
-    namespace: Option<String>,
+    api: Api,
 }
 
 impl ResourceClient {
-    fn base(&self, req: Request, ns: Option<&str>) -> Request {
-        let req = req.group_version(&self.group, &self.version);
-        req.namespace_opt(ns.or(self.namespace.as_deref()))
-            .resource(&self.resource)
+    /// The handle for one call: `namespace` when given, else the client's.
+    fn scoped(&self, namespace: Option<&str>) -> Api {
+        match namespace.filter(|n| !n.is_empty()) {
+            Some(ns) => self.api.in_namespace(ns),
+            None => self.api.clone(),
+        }
     }
 
     /// Create (`POST` to the collection) or replace (`PUT` to the object
     /// named by `metadata.name`) with the object as the body; the namespace
     /// comes from `metadata.namespace` or the client's.
-    fn write(
-        &self,
-        req: Request,
-        named: bool,
-        obj: &JsValue,
-        opts: &JsValue,
-    ) -> Result<Promise, JsValue> {
+    fn write(&self, replace: bool, obj: &JsValue, opts: &JsValue) -> Result<Promise, JsValue> {
         let (dry_run, field_manager, _) = write_params(opts)?;
         let meta = options::prop(obj, "metadata");
         let field = |k: &str| {
             meta.as_ref()
                 .and_then(|m| options::string(m, k).ok().flatten())
         };
-        let mut req = self.base(req, field("namespace").as_deref());
-        if named {
-            let name =
-                field("name").ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?;
-            req = req.name(name);
-        }
+        let api = self.scoped(field("namespace").as_deref());
+        let name = if replace {
+            field("name").ok_or_else(|| KubeErrorInit::invalid("metadata.name is required"))?
+        } else {
+            String::new()
+        };
         let body = json_body(obj)?;
-        let req = req
-            .post_params(&PostParams {
-                dry_run,
-                field_manager,
-            })
-            .body(body.into_bytes(), "application/json");
-        Ok(self.spawn_object(req))
-    }
-
-    fn spawn_object(&self, req: Request) -> Promise {
-        let client = self.client.clone();
-        future_to_promise(async move {
-            let obj = client.send_object(&req).await.map_err(|e| from_rest(&e))?;
-            Ok(to_js_owned(&obj))
-        })
+        let params = PostParams {
+            dry_run,
+            field_manager,
+        };
+        Ok(future_to_promise(async move {
+            let o = if replace {
+                api.replace(&name, &body, &params).await
+            } else {
+                api.create(&body, &params).await
+            };
+            o.map(|o| to_js_owned(&o)).map_err(|e| from_rest(&e))
+        }))
     }
 }
 
@@ -345,19 +354,25 @@ fn write_params(opts: &JsValue) -> Result<(bool, Option<String>, bool), KubeErro
     Ok((dry, fm, force))
 }
 
-fn json_body(value: &JsValue) -> Result<String, KubeErrorInit> {
+/// The JSON text of a JS value, passed through to the request body as is.
+fn json_body(value: &JsValue) -> Result<Box<RawValue>, KubeErrorInit> {
     js_sys::JSON::stringify(value)
         .ok()
         .and_then(|s| s.as_string())
+        .and_then(|s| RawValue::from_string(s).ok())
         .ok_or_else(|| KubeErrorInit::invalid("the object could not be serialized to JSON"))
 }
 
 #[wasm_bindgen]
 impl ResourceClient {
-    /// Get one object by name (and namespace, if the client has none).
+    /// Get one object by name, in `namespace` or the client's.
     #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
     pub fn get(&self, name: String, namespace: Option<String>) -> Promise {
-        self.spawn_object(self.base(Request::get(), namespace.as_deref()).name(name))
+        let api = self.scoped(namespace.as_deref());
+        future_to_promise(async move {
+            let o = api.get(&name).await.map_err(|e| from_rest(&e))?;
+            Ok(to_js_owned(&o))
+        })
     }
 
     /// List one page (or everything when no `limit` is given).
@@ -374,10 +389,9 @@ impl ResourceClient {
             resource_version: options::string(&opts, "resourceVersion")?,
             ..Default::default()
         };
-        let req = self.base(Request::get(), None).list_params(&p);
-        let client = self.client.clone();
+        let api = self.api.clone();
         Ok(future_to_promise(async move {
-            let list = client.send_list(&req).await.map_err(|e| from_rest(&e))?;
+            let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
             let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
             let out = Object::new();
             let _ = Reflect::set(&out, &"items".into(), &items);
@@ -421,7 +435,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
-        self.write(Request::post(), false, &obj, &opts)
+        self.write(false, &obj, &opts)
     }
 
     /// Replace an object (optimistic concurrency through `metadata.resourceVersion`).
@@ -431,18 +445,20 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
-        self.write(Request::put(), true, &obj, &opts)
+        self.write(true, &obj, &opts)
     }
 
-    /// Patch an object: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`).
+    /// Patch an object (in `namespace` or the client's): `merge`,
+    /// `strategic`, `json` (a JSON Patch array) or `apply` (server-side
+    /// apply; needs `fieldManager`).
     #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
     pub fn patch(
         &self,
         name: String,
+        namespace: Option<String>,
         #[wasm_bindgen(unchecked_param_type = "object")] patch: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: String,
-        #[wasm_bindgen(unchecked_param_type = "WriteOptions & { namespace?: string }")]
-        opts: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
         let kind = match kind.as_str() {
             "merge" => PatchType::Merge,
@@ -457,31 +473,40 @@ impl ResourceClient {
             }
         };
         let (dry_run, field_manager, force) = write_params(&opts)?;
-        let ns = options::string(&opts, "namespace")?;
         let body = json_body(&patch)?;
-        let req = self
-            .base(Request::patch(), ns.as_deref())
-            .name(name)
-            .patch_params(
-                &PatchParams {
-                    dry_run,
-                    field_manager,
-                    force,
-                },
-                kind,
-            )
-            .body(body.into_bytes(), kind.content_type());
-        Ok(self.spawn_object(req))
+        let params = PatchParams {
+            dry_run,
+            field_manager,
+            force,
+        };
+        let api = self.scoped(namespace.as_deref());
+        Ok(future_to_promise(async move {
+            let o = api
+                .patch(&name, &body, kind, &params)
+                .await
+                .map_err(|e| from_rest(&e))?;
+            Ok(to_js_owned(&o))
+        }))
     }
 
-    /// Delete an object; resolves with the server's answer (the object or a Status).
-    #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>", js_name = "delete")]
+    /// Delete an object (in `namespace` or the client's). Resolves with the
+    /// object while its deletion is pending, or as the server returned it
+    /// (pods, persistent volumes and claims, namespaces), and with a
+    /// `Status` (`kind: 'Status'`, `status: 'Success'`) when it was deleted
+    /// at once; `isStatus` tells them apart.
+    #[wasm_bindgen(
+        unchecked_return_type = "Promise<KubeObject | Status>",
+        js_name = "delete"
+    )]
     pub fn delete_(&self, name: String, namespace: Option<String>) -> Promise {
-        let req = self
-            .base(Request::delete(), namespace.as_deref())
-            .name(name)
-            .delete_params(&DeleteParams::default());
-        self.spawn_object(req)
+        let api = self.scoped(namespace.as_deref());
+        future_to_promise(async move {
+            match api.delete(&name, &DeleteParams::default()).await {
+                Ok(Deleted::Object(o)) => Ok(to_js_owned(&o)),
+                Ok(Deleted::Status(s)) => status_to_js(&s),
+                Err(e) => Err(from_rest(&e)),
+            }
+        })
     }
 
     /// Watch changes as an async iterable of events. Breaking out of the loop
@@ -504,9 +529,9 @@ impl ResourceClient {
             timeout_seconds: options::number(&opts, "timeoutSeconds")?.map(|n| n as u32),
             ..Default::default()
         };
-        let req = self.base(Request::get(), None).watch_params(&p);
+        let req = self.api.collection_request(Request::get()).watch_params(&p);
         let iter = WatchIterator {
-            client: self.client.clone(),
+            client: self.api.client().clone(),
             req: Rc::new(req),
             stream: Rc::new(RefCell::new(None)),
             done: Rc::new(std::cell::Cell::new(false)),
@@ -514,6 +539,26 @@ impl ResourceClient {
         };
         Ok(async_iterable(iter.into()))
     }
+}
+
+/// A `Status` as a plain JS object, shaped as the server sends it.
+fn status_to_js(s: &Status) -> Result<JsValue, JsValue> {
+    let text = serde_json::to_string(s)
+        .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+    let o = js_sys::JSON::parse(&text)?;
+    let _ = Reflect::set(&o, &"kind".into(), &"Status".into());
+    let _ = Reflect::set(&o, &"apiVersion".into(), &"v1".into());
+    Ok(o)
+}
+
+/// Whether a value is a `Status` object (`kind: 'Status'`), such as what
+/// `ResourceClient.delete` resolves with when the object was deleted at once.
+#[wasm_bindgen(js_name = isStatus, unchecked_return_type = "value is Status")]
+pub fn is_status(value: &JsValue) -> bool {
+    options::string(value, "kind")
+        .ok()
+        .flatten()
+        .is_some_and(|k| k == "Status")
 }
 
 #[wasm_bindgen(module = "/src/js/objects.js")]

@@ -101,28 +101,45 @@ fn info_to_js(r: &ApiResource) -> JsValue {
     o.into()
 }
 
-/// The plural resource named by an options object: `resource`, or `kind`
-/// looked up in the built-in table (synchronous; CRD kinds need discovery).
-pub(crate) fn resource_or_kind(
-    opts: &JsValue,
-    group: &str,
-    version: &str,
-) -> Result<String, KubeErrorInit> {
-    if let Some(r) = options::string(opts, "resource")? {
-        return Ok(r);
-    }
-    let Some(kind) = options::string(opts, "kind")? else {
-        return Err(KubeErrorInit::invalid(
-            "`resource` (plural name) or `kind` is required",
-        ));
+/// The resource named by an options object (`ResourceRef`, informer
+/// options): `group`, `version`, then `resource` (plural) or a built-in
+/// `kind`. Its scope is `namespaced` when given, else the built-in table's,
+/// else namespaced (most custom resources are).
+pub(crate) fn api_resource(opts: &JsValue) -> Result<ApiResource, KubeErrorInit> {
+    let group = options::string(opts, "group")?.unwrap_or_default();
+    let version = options::string(opts, "version")?
+        .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
+    let namespaced = match options::prop(opts, "namespaced") {
+        None => None,
+        Some(v) => Some(
+            v.as_bool()
+                .ok_or_else(|| KubeErrorInit::invalid("option `namespaced` must be a boolean"))?,
+        ),
     };
-    RestMapper::new(builtin_resources())
-        .resource_for_gvk(group, version, &kind)
-        .map(|r| r.plural.clone())
-        .ok_or_else(|| {
-            KubeErrorInit::invalid(format!(
-                "{kind:?} in {:?} is not a built-in kind: resolve it with `await client.resourceFor({kind:?})` and pass `resource`",
-                if group.is_empty() { version.to_owned() } else { format!("{group}/{version}") }
-            ))
-        })
+    let builtin = builtin_resources();
+    let mut found = if let Some(plural) = options::string(opts, "resource")? {
+        builtin
+            .into_iter()
+            .find(|r| r.group == group && r.version == version && r.plural == plural)
+            .unwrap_or_else(|| ApiResource::new(&group, &version, &plural, true))
+    } else {
+        let Some(kind) = options::string(opts, "kind")? else {
+            return Err(KubeErrorInit::invalid(
+                "`resource` (plural name) or `kind` is required",
+            ));
+        };
+        RestMapper::new(builtin)
+            .resource_for_gvk(&group, &version, &kind)
+            .cloned()
+            .ok_or_else(|| {
+                KubeErrorInit::invalid(format!(
+                    "{kind:?} in {:?} is not a built-in kind: resolve it with `await client.resourceFor({kind:?})` and pass `resource`",
+                    if group.is_empty() { version.clone() } else { format!("{group}/{version}") }
+                ))
+            })?
+    };
+    if let Some(n) = namespaced {
+        found.namespaced = n;
+    }
+    Ok(found)
 }

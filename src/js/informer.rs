@@ -8,6 +8,7 @@
 //! `useSyncExternalStore` contract — and rebuilds it from the store (objects
 //! are materialized once per version, so a rebuild reuses unchanged objects).
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -16,6 +17,7 @@ use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
+use super::cache_shape::{factory_error, options_conflict, Shape};
 use super::changes::{ChangeKind, ChangeSet, Diff};
 use super::client::KubeClient;
 use super::error::KubeErrorInit;
@@ -26,7 +28,7 @@ use crate::cache::{
     metadata_only, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler, IndexFunc,
     Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister, Notification,
     ReflectorOptions, Registration, ResourceScope, SharedIndexInformer, SharedInformerFactory,
-    Transformer,
+    Transformer, WeakInformerFactory,
 };
 use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
@@ -40,6 +42,8 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   resource?: string;
   /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
   kind?: string;
+  /** Whether the resource is namespaced: known for built-in resources and from `client.resourceFor`; otherwise assumed `true`. A cluster-scoped resource ignores `namespace`. */
+  namespaced?: boolean;
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -51,7 +55,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   metadataOnly?: boolean;
   /** Applied to each object before it is cached; must return a JSON-serializable object. */
   transform?: (obj: T) => T;
-  /** Extra indexes: name → values an object is listed under. */
+  /** Extra indexes: name → values an object is listed under. Asking again for the scope adds new names; the same name must be the same function. */
   indexers?: Record<string, (obj: T) => string[]>;
   /**
    * The most notifications a handler may have waiting (default 1024; 0 = no
@@ -165,11 +169,12 @@ export interface ScopedView<T extends KubeObject = KubeObject> {
 export type InformerEvent = 'add' | 'update' | 'delete' | 'error' | 'status';
 "#;
 
-/// Shares one informer per identical options.
+/// Shares one informer per scope. The registry is the cache layer's
+/// [`SharedInformerFactory`]; each informer's JS state is attached to its
+/// entry there.
 #[wasm_bindgen]
 pub struct InformerFactory {
     factory: SharedInformerFactory,
-    states: Rc<RefCell<HashMap<String, Rc<State>>>>,
     life: Rc<Lifecycle>,
     /// The `visibilitychange` listener, removed at shutdown.
     on_visibility: Option<Function>,
@@ -183,16 +188,24 @@ struct Lifecycle {
     /// Hidden for longer than `hidden_delay`: every informer is paused.
     hidden: Cell<bool>,
     hide_task: RefCell<Option<TaskHandle>>,
-    states: std::rc::Weak<RefCell<HashMap<String, Rc<State>>>>,
+    factory: WeakInformerFactory,
+}
+
+/// The JS state attached to each of a factory's informers.
+fn states(factory: &SharedInformerFactory) -> Vec<Rc<State>> {
+    factory
+        .attachments()
+        .into_iter()
+        .filter_map(|a| a.downcast::<State>().ok())
+        .collect()
 }
 
 impl Lifecycle {
     fn each_state(&self, f: impl Fn(&Rc<State>)) {
-        let Some(states) = self.states.upgrade() else {
+        let Some(factory) = self.factory.upgrade() else {
             return;
         };
-        let all: Vec<Rc<State>> = states.borrow().values().cloned().collect();
-        for s in &all {
+        for s in &states(&factory) {
             f(s);
         }
     }
@@ -226,6 +239,8 @@ impl Lifecycle {
 
 struct State {
     inf: SharedIndexInformer,
+    /// The options that shaped the cache, compared when the scope is asked for again.
+    shape: Shape,
     changes: RefCell<ChangeSet>,
     subscribers: RefCell<Vec<(u64, Function)>>,
     errors: RefCell<Vec<(u64, Function)>>,
@@ -296,6 +311,28 @@ struct Group {
 const REPLAY_CHUNK: usize = 16;
 
 impl State {
+    fn new(inf: SharedIndexInformer, shape: Shape, life: Rc<Lifecycle>) -> Rc<State> {
+        Rc::new(State {
+            inf,
+            shape,
+            changes: RefCell::new(ChangeSet::default()),
+            subscribers: RefCell::new(Vec::new()),
+            errors: RefCell::new(Vec::new()),
+            next_id: Cell::new(0),
+            snapshot: RefCell::new(None),
+            scoped: RefCell::new(HashMap::new()),
+            group: RefCell::new(None),
+            regs: RefCell::new(Vec::new()),
+            joined: Notify::new(),
+            life,
+            refs: Cell::new(0),
+            released: Cell::new(false),
+            grace_task: RefCell::new(None),
+            catching_up: Cell::new(false),
+            catching_since: Cell::new(0.0),
+        })
+    }
+
     fn id(&self) -> u64 {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
@@ -758,13 +795,14 @@ impl InformerFactory {
                 options::number(&opts, name)?.unwrap_or(default),
             ))
         };
-        let states: Rc<RefCell<HashMap<String, Rc<State>>>> = Rc::default();
+        let factory =
+            SharedInformerFactory::new(client.inner().clone(), InformerOptions::default());
         let life = Rc::new(Lifecycle {
             grace: ms("releaseGraceMs", 30_000.0)?,
             hidden_delay: ms("hiddenPauseMs", 60_000.0)?,
             hidden: Cell::new(false),
             hide_task: RefCell::new(None),
-            states: Rc::downgrade(&states),
+            factory: factory.downgrade(),
         });
         let on_visibility = document().and_then(|doc| {
             let weak = Rc::downgrade(&life);
@@ -786,8 +824,7 @@ impl InformerFactory {
             life.set_visible(false);
         }
         Ok(InformerFactory {
-            factory: SharedInformerFactory::new(client.inner().clone(), InformerOptions::default()),
-            states,
+            factory,
             life,
             on_visibility,
         })
@@ -802,17 +839,18 @@ impl InformerFactory {
         self.life.set_visible(visible);
     }
 
-    /// The informer for these options (the same one for identical options).
-    /// Started at once when the factory was started; otherwise call `start()`.
+    /// The informer for these options: one per resource, namespace and
+    /// selectors. Asking again for a scope with options that shape the cache
+    /// differently throws a `KubeError` with reason `OptionsConflict`;
+    /// indexers under new names and `labelIndexes` are added to the shared
+    /// informer. Started at once
+    /// when the factory was started; otherwise call `start()`.
     #[wasm_bindgen(unchecked_return_type = "Informer")]
     pub fn informer(
         &self,
         #[wasm_bindgen(unchecked_param_type = "InformerOptions")] opts: JsValue,
     ) -> Result<Informer, JsValue> {
-        let version = options::string(&opts, "version")?
-            .ok_or_else(|| KubeErrorInit::invalid("`version` is required"))?;
-        let group = options::string(&opts, "group")?.unwrap_or_default();
-        let resource = super::discovery::resource_or_kind(&opts, &group, &version)?;
+        let resource = super::discovery::api_resource(&opts)?;
         let label_selector =
             options::string(&opts, "labelSelector")?.filter(|s| !s.trim().is_empty());
         if let Some(s) = &label_selector {
@@ -824,16 +862,33 @@ impl InformerFactory {
             FieldSelector::parse(s).map_err(selector_error)?;
         }
         let scope = ResourceScope {
-            group,
-            version,
             resource,
             namespace: options::string(&opts, "namespace")?.filter(|n| !n.is_empty()),
             label_selector,
             field_selector,
         };
         let label_indexes = string_list(&opts, "labelIndexes")?;
-        let key = SharedInformerFactory::scope_key(&scope);
-        if let Some(state) = self.states.borrow().get(&key) {
+        let shape = Shape::read(&opts)?;
+        if let Some(state) = self
+            .factory
+            .attachment(&scope)
+            .and_then(|a| a.downcast::<State>().ok())
+        {
+            if let Some(option) = state.shape.conflict(&shape) {
+                return Err(options_conflict(&scope, option).into());
+            }
+            let added = state.shape.new_indexers(&shape);
+            if !added.is_empty() {
+                let ix: Indexers = added
+                    .iter()
+                    .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
+                    .collect();
+                state
+                    .inf
+                    .add_indexers(ix)
+                    .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+                state.shape.record_indexers(&added);
+            }
             add_label_indexes(&state.inf, &label_indexes)?;
             return Ok(Informer::held(state.clone()));
         }
@@ -841,29 +896,19 @@ impl InformerFactory {
             reflector: ReflectorOptions::default(),
             ..Default::default()
         };
-        io.reflector.resync_period =
-            options::number(&opts, "resyncMs")?.and_then(options::resync_period);
-        if let Some(b) = options::prop(&opts, "backoff") {
-            let bo = &mut io.reflector.backoff;
-            if let Some(ms) = options::number(&b, "initialMs")? {
-                bo.initial = options::millis(ms);
-            }
-            if let Some(ms) = options::number(&b, "capMs")? {
-                bo.max = options::millis(ms);
-            }
+        io.reflector.resync_period = shape.resync_ms.and_then(options::resync_period);
+        let bo = &mut io.reflector.backoff;
+        if let Some(ms) = shape.backoff_initial_ms {
+            bo.initial = options::millis(ms);
         }
-        io.max_pending =
-            options::number(&opts, "maxBacklog")?.map(|n| n.min(u32::MAX as f64) as usize);
-        let strip = options::prop(&opts, "stripManagedFields")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(true);
-        let meta_only = options::prop(&opts, "metadataOnly")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        let user = options::function(&opts, "transform")?.map(js_transform);
-        let base = if meta_only {
+        if let Some(ms) = shape.backoff_cap_ms {
+            bo.max = options::millis(ms);
+        }
+        io.max_pending = shape.max_backlog.map(|n| n.min(u32::MAX as f64) as usize);
+        let user = shape.transform.clone().map(js_transform);
+        let base = if shape.metadata_only {
             Some(metadata_only())
-        } else if strip {
+        } else if shape.strip_managed_fields {
             Some(strip_managed_fields())
         } else {
             None
@@ -872,47 +917,25 @@ impl InformerFactory {
             (Some(a), Some(b)) => Some(Rc::new(move |o| b(a(o)?)) as Transformer),
             (a, b) => a.or(b),
         };
-        if let Some(ix) = options::prop(&opts, "indexers") {
-            let mut indexers = Indexers::new();
-            for e in Object::entries(ix.unchecked_ref()).iter() {
-                let name = Reflect::get_u32(&e, 0).ok().and_then(|v| v.as_string());
-                let f = Reflect::get_u32(&e, 1)
-                    .ok()
-                    .and_then(|v| v.dyn_into::<Function>().ok());
-                match (name, f) {
-                    (Some(n), Some(f)) => {
-                        indexers.insert(n, js_index_func(f));
-                    }
-                    _ => {
-                        return Err(KubeErrorInit::invalid(
-                            "`indexers` must map names to functions",
-                        )
-                        .into())
-                    }
-                }
-            }
-            io.indexers = indexers;
-        }
-        let inf = self.factory.informer(scope, Some(io));
+        io.indexers = shape
+            .indexers
+            .borrow()
+            .iter()
+            .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
+            .collect();
+        let mut made: Option<Rc<State>> = None;
+        let life = self.life.clone();
+        let inf = self
+            .factory
+            .informer_with(scope.clone(), Some(io), |inf| {
+                let state = State::new(inf.clone(), shape, life);
+                made = Some(state.clone());
+                Some(state as Rc<dyn Any>)
+            })
+            .map_err(|e| factory_error(&scope, &e))?;
+        // A new entry always runs `attach`; an existing one was found above.
+        let state = made.ok_or_else(|| options_conflict(&scope, "options"))?;
         add_label_indexes(&inf, &label_indexes)?;
-        let state = Rc::new(State {
-            inf: inf.clone(),
-            changes: RefCell::new(ChangeSet::default()),
-            subscribers: RefCell::new(Vec::new()),
-            errors: RefCell::new(Vec::new()),
-            next_id: Cell::new(0),
-            snapshot: RefCell::new(None),
-            scoped: RefCell::new(HashMap::new()),
-            group: RefCell::new(None),
-            regs: RefCell::new(Vec::new()),
-            joined: Notify::new(),
-            life: self.life.clone(),
-            refs: Cell::new(0),
-            released: Cell::new(false),
-            grace_task: RefCell::new(None),
-            catching_up: Cell::new(false),
-            catching_since: Cell::new(0.0),
-        });
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {
             if let Some(s) = weak.upgrade() {
@@ -938,7 +961,6 @@ impl InformerFactory {
         let reg = inf.add_handler(recorder, false);
         let id = state.id();
         state.regs.borrow_mut().push((id, reg));
-        self.states.borrow_mut().insert(key, state.clone());
         if self.life.hidden.get() {
             state.apply_pause();
         }
@@ -973,9 +995,10 @@ impl InformerFactory {
         if let Some(t) = self.life.hide_task.borrow_mut().take() {
             t.abort();
         }
+        let all = states(&self.factory);
         self.factory.shutdown();
-        for s in self.states.borrow_mut().drain() {
-            s.1.joined.notify_waiters();
+        for s in &all {
+            s.joined.notify_waiters();
         }
     }
 }
@@ -1274,11 +1297,13 @@ impl Informer {
             ))
         })?;
         let mut ix = Indexers::new();
-        ix.insert(name, js_index_func(f));
+        ix.insert(name.clone(), js_index_func(f.clone()));
         self.state
             .inf
             .add_indexers(ix)
-            .map_err(|e| KubeErrorInit::invalid(e.to_string()).into())
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        self.state.shape.record_indexers(&[(name, f)]);
+        Ok(())
     }
 }
 
@@ -1430,14 +1455,16 @@ impl Lister {
         Ok(out)
     }
 
-    /// `get(name)` for cluster-scoped objects, `get(namespace, name)` otherwise; `undefined` when absent.
+    /// The cached object `name` in `namespace` (omit it for a
+    /// cluster-scoped object); `undefined` when absent. The same order as
+    /// `ResourceClient.get(name, namespace?)`.
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
-    pub fn get(&self, a: String, b: Option<String>) -> JsValue {
-        let found = match b {
-            Some(name) => self.lister.get(Some(&a), &name),
-            None => self.lister.get(None, &a),
-        };
-        found.map(|o| to_js(&o)).unwrap_or(JsValue::UNDEFINED)
+    pub fn get(&self, name: String, namespace: Option<String>) -> JsValue {
+        let ns = namespace.filter(|n| !n.is_empty());
+        self.lister
+            .get(ns.as_deref(), &name)
+            .map(|o| to_js(&o))
+            .unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Objects listed under `value` in the index `indexName` (`namespace` is built in).

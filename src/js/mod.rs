@@ -10,6 +10,7 @@
 //! A panic or a trap poisons the module: every later call throws a
 //! `KubeError` with reason `Poisoned` (see `poison.rs`).
 
+mod cache_shape;
 mod changes;
 mod client;
 mod discovery;
@@ -22,7 +23,7 @@ mod poison;
 mod transport;
 mod workqueue;
 
-pub use client::{KubeClient, ResourceClient, WatchIterator};
+pub use client::{is_status, KubeClient, ResourceClient, WatchIterator};
 pub use error::KubeErrorInit;
 pub use informer::{Informer, InformerFactory, Lister, ScopedView};
 pub use workqueue::{WorkQueue, WorkerPoolHandle};

@@ -99,7 +99,7 @@ pub fn to_js(obj: &KubeObject) -> JsValue {
     }
 }
 
-/// A plain, mutable copy of the object (for results of the dynamic client,
+/// A plain, mutable copy of the object (for results of the resource client,
 /// which the caller owns and may edit and send back).
 pub fn to_js_owned(obj: &KubeObject) -> JsValue {
     js_sys::JSON::parse(obj.raw_str()).unwrap_or(JsValue::NULL)

@@ -26,7 +26,7 @@ use crate::rt::{Rng, SharedClock};
 use super::config::{Auth, Config};
 use super::limiter::TokenBucket;
 use super::list::ObjectList;
-use super::list_decoder::{ListDecoder, OnContinue};
+use super::list_decoder::{ListDecoder, ListHooks};
 use super::object::KubeObject;
 use super::request::Request;
 use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
@@ -218,32 +218,26 @@ impl Client {
     /// Send a LIST and decode the page as it arrives (the whole body is
     /// never held: see `list_decoder.rs`).
     pub async fn send_list(&self, req: &Request) -> Result<ObjectList, Error> {
-        self.list_streamed(req, None).await
+        self.list_streamed(req, ListHooks::default()).await
     }
 
-    /// [`send_list`](Self::send_list), calling `on_continue` with the page's
-    /// continue token as soon as it is decoded (before the items when the
-    /// server writes `metadata` first), so the next page can be requested
-    /// while this one arrives. A retried request may call it again.
+    /// [`send_list`](Self::send_list), calling `hooks` as the page arrives
+    /// (a retried request calls them again for the new attempt).
     pub async fn send_list_with(
         &self,
         req: &Request,
-        on_continue: OnContinue,
+        hooks: ListHooks,
     ) -> Result<ObjectList, Error> {
-        self.list_streamed(req, Some(on_continue)).await
+        self.list_streamed(req, hooks).await
     }
 
-    async fn list_streamed(
-        &self,
-        req: &Request,
-        on_continue: Option<OnContinue>,
-    ) -> Result<ObjectList, Error> {
+    async fn list_streamed(&self, req: &Request, hooks: ListHooks) -> Result<ObjectList, Error> {
         if req.is_watch() {
             return Err(Error::invalid_request(
                 "a watch request must be sent with Client::watch",
             ));
         }
-        match self.execute(req, &Want::List(on_continue)).await?.1 {
+        match self.execute(req, &Want::List(hooks)).await?.1 {
             Body::List(l) => Ok(l),
             // Only a 204 has no list body.
             _ => ListDecoder::new().finish(),
@@ -364,8 +358,8 @@ impl Client {
                 ),
                 Want::Stream => Body::None,
                 Want::Bytes => Body::Bytes(read_body(&mut resp.body, max_body).await?),
-                Want::List(on_continue) => {
-                    Body::List(read_list(&mut resp.body, max_body, on_continue.clone()).await?)
+                Want::List(hooks) => {
+                    Body::List(read_list(&mut resp.body, max_body, hooks.clone()).await?)
                 }
             };
             Ok((resp, body))
@@ -441,8 +435,8 @@ enum Want {
     Stream,
     /// The whole body.
     Bytes,
-    /// A LIST, decoded as it arrives; the callback gets the continue token.
-    List(Option<OnContinue>),
+    /// A LIST, decoded as it arrives.
+    List(ListHooks),
 }
 
 /// A body as read for a [`Want`] (error answers are always bytes).
@@ -501,12 +495,9 @@ async fn read_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>, Error
 async fn read_list(
     body: &mut BodyStream,
     limit: usize,
-    on_continue: Option<OnContinue>,
+    hooks: ListHooks,
 ) -> Result<ObjectList, Error> {
-    let mut decoder = ListDecoder::new();
-    if let Some(f) = on_continue {
-        decoder = decoder.on_continue(f);
-    }
+    let mut decoder = ListDecoder::with_hooks(hooks);
     let mut read = 0usize;
     while let Some(chunk) = body.next().await {
         let chunk = chunk?;

@@ -11,6 +11,8 @@
 //! ends is found by brackets and quotes, resumably across chunks, and each
 //! complete piece is then validated by the same scanner that validates a
 //! whole body. The list's `metadata` may come before or after `items`.
+use std::rc::Rc;
+
 use serde::Deserialize;
 
 use super::list::{key_hint, ObjectList};
@@ -19,7 +21,34 @@ use super::scan;
 use super::Error;
 
 /// What is told a page's continue token as soon as it is decoded.
-pub type OnContinue = std::rc::Rc<dyn Fn(&str)>;
+pub type OnContinue = Rc<dyn Fn(&str)>;
+
+/// What the caller keeps of each item as it is decoded (`None` drops it):
+/// lets a cache transform items, or swap in the copy it already holds,
+/// before the next one arrives, so a list never holds its raw items all at
+/// once.
+pub type OnItem = Rc<dyn Fn(KubeObject) -> Option<KubeObject>>;
+
+/// Callbacks the LIST decoder calls while a page arrives.
+#[derive(Clone, Default)]
+pub struct ListHooks {
+    /// Told the continue token as soon as it is decoded (before the items
+    /// when `metadata` comes first, as the API server writes it), so the
+    /// next page can be requested while this one arrives. Not called on
+    /// the last page.
+    pub on_continue: Option<OnContinue>,
+    /// Maps each valid item as it is decoded.
+    pub on_item: Option<OnItem>,
+}
+
+impl std::fmt::Debug for ListHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListHooks")
+            .field("on_continue", &self.on_continue.is_some())
+            .field("on_item", &self.on_item.is_some())
+            .finish()
+    }
+}
 
 /// Where the decoder is in `{"kind":…,"metadata":{…},"items":[…]}`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -89,7 +118,7 @@ pub struct ListDecoder {
     extent: Extent,
     list: ObjectList,
     metadata_seen: bool,
-    on_continue: Option<OnContinue>,
+    hooks: ListHooks,
 }
 
 impl std::fmt::Debug for ListDecoder {
@@ -127,17 +156,16 @@ impl ListDecoder {
             extent: Extent::default(),
             list: ObjectList::default(),
             metadata_seen: false,
-            on_continue: None,
+            hooks: ListHooks::default(),
         }
     }
 
-    /// Call `f` with the list's continue token as soon as its `metadata` is
-    /// decoded (before the items when `metadata` comes first, as the API
-    /// server writes it), so the next page can be requested while this one
-    /// is still arriving. Not called on the last page.
-    pub fn on_continue(mut self, f: OnContinue) -> Self {
-        self.on_continue = Some(f);
-        self
+    /// A decoder that calls `hooks` as the page arrives.
+    pub fn with_hooks(hooks: ListHooks) -> Self {
+        ListDecoder {
+            hooks,
+            ..Self::new()
+        }
     }
 
     /// Items decoded so far.
@@ -392,7 +420,7 @@ impl ListDecoder {
                 self.list.continue_token = meta.continue_token.filter(|c| !c.is_empty());
                 self.list.remaining_item_count = meta.remaining_item_count;
                 if !std::mem::replace(&mut self.metadata_seen, true) {
-                    if let (Some(f), Some(t)) = (self.on_continue.take(), &self.list.continue_token)
+                    if let (Some(f), Some(t)) = (&self.hooks.on_continue, &self.list.continue_token)
                     {
                         f(t);
                     }
@@ -408,7 +436,13 @@ impl ListDecoder {
     fn item(&mut self, i: usize, n: usize) {
         let raw = self.buf.get(i..i + n).unwrap_or_default();
         match scan::parse_object(raw).and_then(KubeObject::from_span) {
-            Ok(o) => self.list.items.push(o),
+            Ok(o) => {
+                let kept = match &self.hooks.on_item {
+                    Some(f) => f(o),
+                    None => Some(o),
+                };
+                self.list.items.extend(kept);
+            }
             Err(e) => self.list.invalid.push((key_hint(raw), e)),
         }
     }

@@ -58,7 +58,7 @@ pub use fetch::FetchTransport;
 #[cfg(target_arch = "wasm32")]
 pub use js_transport::JsTransport;
 pub use list::ObjectList;
-pub use list_decoder::OnContinue;
+pub use list_decoder::{ListHooks, OnContinue, OnItem};
 pub use object::{Extension, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject};
 pub use params::{
     DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,

@@ -143,7 +143,7 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
       },
       get(key) {
         const i = key.indexOf('/');
-        return i < 0 ? lister.get(key) : lister.get(key.slice(0, i), key.slice(i + 1));
+        return i < 0 ? lister.get(key) : lister.get(key.slice(i + 1), key.slice(0, i));
       },
       byIndex: (index, value) => lister.byIndex(index, value),
       onAdd: (h) => inf.on('add', h),
@@ -180,7 +180,7 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
       return c;
     },
     async remove(info, namespace, name) {
-      await client.resource({ group: info.group || undefined, version: info.version, resource: info.resource, namespace }).delete(name, namespace);
+      await client.resource({ group: info.group || undefined, version: info.version, resource: info.resource, namespaced: info.namespaced }).delete(name, namespace);
     },
     wasmBytes: () => wasm.memory.buffer.byteLength,
   };

@@ -486,13 +486,15 @@ if (nsInfo) {
   });
 }
 const evInfo = core('events');
+/** Defined once: the factory refuses an index name bound to another function. */
+const eventIndexers = {
+  involved: (e: EventObj) => (e.involvedObject?.name ? [involvedKey(e.involvedObject.kind ?? '', e.involvedObject.namespace, e.involvedObject.name)] : []),
+};
 let eventsOff: (() => void) | null = null;
 /** The detail pane's events informer: held only while the pane is open. */
 function openEvents(): void {
   if (events || !evInfo) return;
-  events = track(conn.cache<EventObj>(evInfo, {
-    indexers: { involved: (e) => (e.involvedObject?.name ? [involvedKey(e.involvedObject.kind ?? '', e.involvedObject.namespace, e.involvedObject.name)] : []) },
-  })) as Cache<EventObj>;
+  events = track(conn.cache<EventObj>(evInfo, { indexers: eventIndexers })) as Cache<EventObj>;
   eventsOff = events.subscribe(() => { if (selected) invalidate('events'); });
 }
 function closeEvents(): void {

@@ -436,3 +436,49 @@ fn df_relists_compare_against_their_own_list_only() {
     );
     assert!(f.has_synced());
 }
+
+#[test]
+fn a_relisted_version_the_store_holds_is_queued_as_the_stored_copy() {
+    let (f, ix) = with_known(&[("ns/same", 5), ("ns/changed", 6)]);
+    let stored = ix.get_by_key("ns/same").expect("stored");
+    let skipped = f.replace(
+        vec![o("ns/same", 5), o("ns/changed", 7), o("ns/new", 1)],
+        "9",
+    );
+    assert!(skipped.is_empty());
+    let mut queued = std::collections::HashMap::new();
+    while let Some(p) = f.try_pop() {
+        f.done(&p);
+        if let Some(DeltaObject::Object(obj)) = p.deltas.last().map(|d| &d.object) {
+            queued.insert(p.key.clone(), obj.clone());
+        }
+    }
+    assert!(
+        queued["ns/same"].ptr_eq(&stored),
+        "one copy of an unchanged object"
+    );
+    let changed = ix.get_by_key("ns/changed").expect("stored");
+    assert!(!queued["ns/changed"].ptr_eq(&changed));
+    assert_eq!(queued["ns/changed"].resource_version(), "7");
+    assert_eq!(queued["ns/new"].resource_version(), "1");
+}
+
+#[test]
+fn prepared_objects_are_not_transformed_twice() {
+    let calls = Rc::new(Cell::new(0));
+    let c = calls.clone();
+    let f = DeltaFifo::new(DeltaFifoOptions {
+        transformer: Some(Rc::new(move |o: KubeObject| {
+            c.set(c.get() + 1);
+            Ok(o)
+        })),
+        ..Default::default()
+    });
+    let prepared: Vec<KubeObject> = [o("ns/a", 1), o("ns/b", 2)]
+        .into_iter()
+        .map(|x| f.prepare(x).expect("keyed").1)
+        .collect();
+    assert!(f.replace_prepared(prepared, "3").is_empty());
+    assert_eq!(calls.get(), 2);
+    assert_eq!(f.len(), 2);
+}

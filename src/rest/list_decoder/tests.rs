@@ -124,8 +124,10 @@ fn syntax_errors_fail_the_list() {
 fn the_continue_token_is_known_before_the_items_arrive() {
     let seen = Rc::new(RefCell::new(Vec::new()));
     let s = seen.clone();
-    let mut d =
-        ListDecoder::new().on_continue(Rc::new(move |t| s.borrow_mut().push(t.to_string())));
+    let mut d = ListDecoder::with_hooks(ListHooks {
+        on_continue: Some(Rc::new(move |t| s.borrow_mut().push(t.to_string()))),
+        on_item: None,
+    });
     let (head, items) = LIST.split_at(LIST.find("\"items\"").expect("items"));
     d.feed(head.as_bytes().to_vec()).expect("head");
     assert_eq!(*seen.borrow(), ["tok"]);
@@ -136,8 +138,10 @@ fn the_continue_token_is_known_before_the_items_arrive() {
 
     let called = Rc::new(RefCell::new(false));
     let c = called.clone();
-    let last = ListDecoder::new().on_continue(Rc::new(move |_| *c.borrow_mut() = true));
-    let mut last = last;
+    let mut last = ListDecoder::with_hooks(ListHooks {
+        on_continue: Some(Rc::new(move |_| *c.borrow_mut() = true)),
+        on_item: None,
+    });
     last.feed(br#"{"metadata":{"continue":""},"items":[]}"#.to_vec())
         .expect("ok");
     assert!(!*called.borrow(), "no token on the last page");
@@ -182,4 +186,27 @@ fn a_long_string_split_into_many_chunks_is_scanned_once() {
         assert!(d.extent.len <= d.buf.len());
     }
     assert_eq!(d.finish().expect("valid").items[0].name(), "big");
+}
+
+#[test]
+fn each_item_goes_through_the_item_hook_as_it_is_decoded() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    let mut d = ListDecoder::with_hooks(ListHooks {
+        on_continue: None,
+        // Keep `a`, drop everything else.
+        on_item: Some(Rc::new(move |o: KubeObject| {
+            s.borrow_mut().push(o.name().to_string());
+            (o.name() == "a").then_some(o)
+        })),
+    });
+    let (head, tail) = LIST.split_at(LIST.find("{\"metadata\":{\"name\":\"bad\"").expect("bad"));
+    d.feed(head.as_bytes().to_vec()).expect("head");
+    assert_eq!(*seen.borrow(), ["a"], "called before the rest arrives");
+    d.feed(tail.as_bytes().to_vec()).expect("tail");
+    let l = d.finish().expect("list");
+    assert_eq!(*seen.borrow(), ["a", "b"], "an invalid item is not offered");
+    let names: Vec<&str> = l.items.iter().map(|o| o.name()).collect();
+    assert_eq!(names, ["a"]);
+    assert_eq!(l.invalid.len(), 1);
 }

@@ -25,7 +25,7 @@ test('CRUD round trip on a ConfigMap, with typed errors', async () => {
   assert.equal(replaced.data.a, 'edited');
   assert.notEqual(replaced.metadata.resourceVersion, created.metadata.resourceVersion);
 
-  const patched = (await cms.patch(name, { data: { b: '2' } }, 'merge', {})) as KubeObject & { data: Record<string, string> };
+  const patched = (await cms.patch(name, undefined, { data: { b: '2' } }, 'merge', {})) as KubeObject & { data: Record<string, string> };
   assert.deepEqual(patched.data, { a: 'edited', b: '2' });
 
   await assert.rejects(
@@ -68,7 +68,7 @@ test('watch is an async iterable and break aborts the request', async () => {
     }
   })();
   await cms.create({ metadata: { name } } as KubeObject, {});
-  await cms.patch(name, { data: { x: 'y' } }, 'merge', {});
+  await cms.patch(name, undefined, { data: { x: 'y' } }, 'merge', {});
   await cms.delete(name);
   await watching;
   assert.deepEqual(seen, ['ADDED', 'MODIFIED', 'DELETED']);

@@ -127,8 +127,8 @@ test('an object the cache cannot apply reaches error listeners with its key and 
     const ns = victim.metadata.namespace!;
     await client
       .resource({ version: 'v1', resource: 'pods', namespace: ns })
-      .patch(victim.metadata.name!, { metadata: { labels: { touched: 'yes' } } }, 'merge');
-    await until(() => pods.lister().get(ns, victim.metadata.name!) !== undefined);
+      .patch(victim.metadata.name!, undefined, { metadata: { labels: { touched: 'yes' } } }, 'merge');
+    await until(() => pods.lister().get(victim.metadata.name!, ns) !== undefined);
   } finally {
     factory.shutdown();
   }

@@ -64,8 +64,8 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   assert.ok(inNs.length > 0 && inNs.every((p) => p.metadata.namespace === ns));
   const web = lister.list({ namespace: ns, labelSelector: 'app=web' });
   assert.ok(web.every((p) => p.metadata.labels?.['app'] === 'web'));
-  assert.equal(lister.get(ns, inNs[0]!.metadata.name), inNs[0]);
-  assert.equal(lister.get(ns, 'does-not-exist'), undefined);
+  assert.equal(lister.get(inNs[0]!.metadata.name, ns), inNs[0]);
+  assert.equal(lister.get('does-not-exist', ns), undefined);
   assert.equal(lister.byIndex('namespace', ns).length, inNs.length);
   assert.throws(() => lister.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.position === 8);
   // A label index (asked for through the shared informer) answers the same.
@@ -161,7 +161,7 @@ test('cached objects with non-ASCII text materialize member by member', async ()
   const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default', labelSelector: 't=unicode' });
   factory.start();
   await inf.waitForSync();
-  const got = inf.lister().get('default', name) as (KubeObject & { data: Record<string, string> }) | undefined;
+  const got = inf.lister().get(name, 'default') as (KubeObject & { data: Record<string, string> }) | undefined;
   assert.ok(got);
   assert.deepEqual(got.data, data);
   assert.equal(got.metadata.annotations?.note, '日本語');
@@ -183,7 +183,7 @@ test('an object kept after its version left the cache still reads every member',
   factory.start();
   try {
     await inf.waitForSync();
-    const first = inf.lister().get('default', name) as (KubeObject & { data: Record<string, string> }) | undefined;
+    const first = inf.lister().get(name, 'default') as (KubeObject & { data: Record<string, string> }) | undefined;
     assert.ok(first);
     assert.equal(first.metadata.name, name); // metadata parsed while cached,
     assert.equal((first as KubeObject & { immutable?: boolean }).immutable, false); // and a member between unread ones
@@ -191,10 +191,10 @@ test('an object kept after its version left the cache still reads every member',
     delete expected.metadata.managedFields;
     // Replace the version, then delete the object: the version `first` came
     // from is released by the cache while JS still holds the object.
-    await cms.patch(name, { data: { a: 'second' } }, 'merge');
-    await until(() => (inf.lister().get('default', name) as { data?: Record<string, string> } | undefined)?.data?.a === 'second');
+    await cms.patch(name, undefined, { data: { a: 'second' } }, 'merge');
+    await until(() => (inf.lister().get(name, 'default') as { data?: Record<string, string> } | undefined)?.data?.a === 'second');
     await cms.delete(name);
-    await until(() => inf.lister().get('default', name) === undefined);
+    await until(() => inf.lister().get(name, 'default') === undefined);
     assert.deepEqual(first.data, data, 'unread members are handed over when the version is released');
     assert.equal(first.kind, 'ConfigMap', 'a member after a non-ASCII one and a read one');
     assert.deepEqual(JSON.parse(JSON.stringify(first)), expected);

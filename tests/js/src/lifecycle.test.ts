@@ -75,7 +75,7 @@ test('hidden past the delay, informers close their watches; visible again, one d
     await until(async () => (await openWatches()) === base);
     assert.equal(inf.status.phase, 'paused');
     // Meanwhile: an update, a deletion, a creation, and a compaction.
-    await cms.patch('c', { data: { v: '2' } }, 'merge');
+    await cms.patch('c', undefined, { data: { v: '2' } }, 'merge');
     await cms.delete('d');
     await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f', namespace: 'lifecycle' }, data: { v: '1' } });
     await sim('/sim/compact', {});

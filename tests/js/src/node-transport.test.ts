@@ -48,7 +48,7 @@ test('https with a CA bundle: list, and an informer that follows a change over t
   await cms.waitForSync();
   const name = `tls-${Date.now()}`;
   await client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' }).create({ metadata: { name } } as KubeObject, {});
-  await until(() => cms.lister().get('default', name) !== undefined);
+  await until(() => cms.lister().get(name, 'default') !== undefined);
   factory.shutdown();
   assert.ok(proxy.handshakes.length >= 2, 'list and watch went through the TLS proxy');
 });

@@ -1,0 +1,184 @@
+//! The informer options that shape a cache, as a JS caller gave them: kept
+//! with each shared informer so asking for its scope again with other
+//! options is an `OptionsConflict` error instead of a cache that silently
+//! ignores them. Indexers under new names are added to the shared informer
+//! instead (an index changes no cached object); a name bound to another
+//! function is a conflict.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Object, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::error::KubeErrorInit;
+use super::options;
+use crate::cache::{FactoryError, ResourceScope};
+
+/// `transform`, `indexers`, `resyncMs`, `backoff`, `maxBacklog`,
+/// `stripManagedFields` and `metadataOnly` of `InformerOptions`.
+pub(crate) struct Shape {
+    pub transform: Option<Function>,
+    /// By name, in the order added.
+    pub indexers: RefCell<Vec<(String, Function)>>,
+    pub resync_ms: Option<f64>,
+    pub backoff_initial_ms: Option<f64>,
+    pub backoff_cap_ms: Option<f64>,
+    pub max_backlog: Option<f64>,
+    pub strip_managed_fields: bool,
+    pub metadata_only: bool,
+}
+
+fn flag(opts: &JsValue, name: &str, default: bool) -> Result<bool, KubeErrorInit> {
+    match options::prop(opts, name) {
+        None => Ok(default),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| KubeErrorInit::invalid(format!("option `{name}` must be a boolean"))),
+    }
+}
+
+impl Shape {
+    /// Read (and check the types of) the shaping options.
+    pub fn read(opts: &JsValue) -> Result<Shape, KubeErrorInit> {
+        let mut indexers = Vec::new();
+        if let Some(ix) = options::prop(opts, "indexers") {
+            if !ix.is_object() {
+                return Err(KubeErrorInit::invalid(
+                    "`indexers` must map names to functions",
+                ));
+            }
+            for e in Object::entries(ix.unchecked_ref()).iter() {
+                let name = Reflect::get_u32(&e, 0).ok().and_then(|v| v.as_string());
+                let f = Reflect::get_u32(&e, 1)
+                    .ok()
+                    .and_then(|v| v.dyn_into::<Function>().ok());
+                match (name, f) {
+                    (Some(n), Some(f)) => indexers.push((n, f)),
+                    _ => {
+                        return Err(KubeErrorInit::invalid(
+                            "`indexers` must map names to functions",
+                        ))
+                    }
+                }
+            }
+        }
+        let (mut backoff_initial_ms, mut backoff_cap_ms) = (None, None);
+        if let Some(b) = options::prop(opts, "backoff") {
+            backoff_initial_ms = options::number(&b, "initialMs")?;
+            backoff_cap_ms = options::number(&b, "capMs")?;
+        }
+        Ok(Shape {
+            transform: options::function(opts, "transform")?,
+            indexers: RefCell::new(indexers),
+            resync_ms: options::number(opts, "resyncMs")?,
+            backoff_initial_ms,
+            backoff_cap_ms,
+            max_backlog: options::number(opts, "maxBacklog")?,
+            strip_managed_fields: flag(opts, "stripManagedFields", true)?,
+            metadata_only: flag(opts, "metadataOnly", false)?,
+        })
+    }
+
+    /// The first option `other` gives differently (functions compare by
+    /// identity: pass the same function, not an equal one).
+    pub fn conflict(&self, other: &Shape) -> Option<&'static str> {
+        let same_fn = |a: &Function, b: &Function| Object::is(a, b);
+        let same_transform = match (&self.transform, &other.transform) {
+            (None, None) => true,
+            (Some(a), Some(b)) => same_fn(a, b),
+            _ => false,
+        };
+        if !same_transform {
+            return Some("transform");
+        }
+        let mine = self.indexers.borrow();
+        let rebound = other
+            .indexers
+            .borrow()
+            .iter()
+            .any(|(n, f)| mine.iter().any(|(m, g)| n == m && !same_fn(f, g)));
+        if rebound {
+            return Some("indexers");
+        }
+        if self.resync_ms != other.resync_ms {
+            return Some("resyncMs");
+        }
+        if (self.backoff_initial_ms, self.backoff_cap_ms)
+            != (other.backoff_initial_ms, other.backoff_cap_ms)
+        {
+            return Some("backoff");
+        }
+        if self.max_backlog != other.max_backlog {
+            return Some("maxBacklog");
+        }
+        if self.metadata_only != other.metadata_only {
+            return Some("metadataOnly");
+        }
+        if self.strip_managed_fields != other.strip_managed_fields {
+            return Some("stripManagedFields");
+        }
+        None
+    }
+
+    /// The indexers of `other` under names this shape lacks (to be added).
+    pub fn new_indexers(&self, other: &Shape) -> Vec<(String, Function)> {
+        let mine = self.indexers.borrow();
+        other
+            .indexers
+            .borrow()
+            .iter()
+            .filter(|(n, _)| !mine.iter().any(|(m, _)| m == n))
+            .cloned()
+            .collect()
+    }
+
+    /// Record indexers added to the informer.
+    pub fn record_indexers(&self, added: &[(String, Function)]) {
+        self.indexers.borrow_mut().extend_from_slice(added);
+    }
+}
+
+/// A readable name for a scope in messages.
+fn describe(scope: &ResourceScope) -> String {
+    let r = &scope.resource;
+    let mut out = if r.group.is_empty() {
+        format!("{}/{}", r.version, r.plural)
+    } else {
+        format!("{}/{}/{}", r.group, r.version, r.plural)
+    };
+    match scope.effective_namespace() {
+        Some(ns) => out.push_str(&format!(" in {ns:?}")),
+        None if r.namespaced => out.push_str(" in all namespaces"),
+        None => {}
+    }
+    for s in [&scope.label_selector, &scope.field_selector]
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(" matching {s:?}"));
+    }
+    out
+}
+
+/// The `KubeError` (reason `OptionsConflict`) for a scope asked for again
+/// with a different `option`.
+pub(crate) fn options_conflict(scope: &ResourceScope, option: &str) -> KubeErrorInit {
+    KubeErrorInit {
+        message: format!(
+            "the informer for {} already exists with a different `{option}`: ask for it \
+             with the same options (the same functions, defined once), or use another \
+             InformerFactory for a differently shaped cache",
+            describe(scope)
+        ),
+        reason: "OptionsConflict".into(),
+        ..Default::default()
+    }
+}
+
+/// A factory refusal as a `KubeError`.
+pub(crate) fn factory_error(scope: &ResourceScope, e: &FactoryError) -> KubeErrorInit {
+    match e {
+        FactoryError::OptionsConflict { option, .. } => options_conflict(scope, option),
+        FactoryError::Informer(e) => KubeErrorInit::invalid(e.to_string()),
+    }
+}

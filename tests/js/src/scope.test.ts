@@ -1,0 +1,118 @@
+// One resource handle behind ResourceClient: the scope rules the Rust API
+// applies (api::Api), the (name, namespace?) order of every verb and of the
+// lister, what delete resolves with, and the factory refusing a scope asked
+// for again with other cache options.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InformerFactory, KubeClient, KubeError, isStatus, type KubeObject, type Status } from 'kubewasm';
+
+import { server, token, until } from './sim.js';
+
+const client = new KubeClient({ server, token });
+const invalid = (needle: RegExp) => (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.code === 0 && needle.test(e.message);
+const unique = (p: string) => `${p}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
+
+test('a namespaced resource needs a namespace for named verbs and create, as from Rust', async () => {
+  const pods = client.resource({ version: 'v1', resource: 'pods' });
+  const needsNs = invalid(/pods is namespaced: .* needs a namespace/);
+  await assert.rejects(pods.get('p1'), needsNs);
+  await assert.rejects(pods.delete('p1'), needsNs);
+  await assert.rejects(pods.patch('p1', undefined, {}, 'merge'), needsNs);
+  await assert.rejects(pods.create({ metadata: { name: 'p1' } }), invalid(/create needs a namespace/));
+  await assert.rejects(pods.replace({ metadata: { name: 'p1' } }), needsNs);
+  // An empty name would address the collection; a name is one path segment.
+  await assert.rejects(pods.delete('', 'default'), invalid(/name must not be empty/));
+  await assert.rejects(pods.get('a/b', 'default'), invalid(/invalid name/));
+  // Across all namespaces, the collection verbs work.
+  const all = await pods.list({});
+  const victim = all.items[0]!;
+  assert.ok(new Set(all.items.map((p) => p.metadata.namespace)).size > 1, 'pods of several namespaces');
+  // The namespace per call, else the client's (the object's for create/replace).
+  const got = await pods.get(victim.metadata.name, victim.metadata.namespace);
+  assert.equal(got.metadata.uid, victim.metadata.uid);
+  const elsewhere = client.resource({ version: 'v1', resource: 'pods', namespace: 'not-there' });
+  assert.equal((await elsewhere.get(victim.metadata.name, victim.metadata.namespace)).metadata.uid, victim.metadata.uid);
+  await assert.rejects(elsewhere.get(victim.metadata.name), (e: unknown) => e instanceof KubeError && e.code === 404);
+});
+
+test('a cluster-scoped resource ignores the namespace, as from Rust', async () => {
+  const nodes = client.resource({ version: 'v1', resource: 'nodes', namespace: 'ignored' });
+  const list = await nodes.list({});
+  assert.ok(list.items.length > 0);
+  const name = list.items[0]!.metadata.name;
+  assert.equal((await nodes.get(name)).metadata.name, name);
+  assert.equal((await nodes.get(name, 'also-ignored')).metadata.name, name);
+  // A custom resource's scope comes from `namespaced` (what resourceFor returns).
+  const w = await client.resourceFor('Widget');
+  const widgets = client.resource({ ...w, namespace: 'default' });
+  assert.ok(Array.isArray((await widgets.list({})).items));
+  const bare = client.resource({ group: w.group, version: w.version, resource: w.resource, namespaced: true });
+  await assert.rejects(bare.get('x'), invalid(/widgets is namespaced/));
+});
+
+test('delete resolves with a Status when deleted at once, with the object for pods', async () => {
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const name = unique('scope-cm');
+  const created = await cms.create({ metadata: { name }, data: { a: '1' } } as KubeObject);
+  const gone = await cms.delete(name);
+  if (!isStatus(gone)) throw new Error(`a configmap deleted at once answers a Status, not ${JSON.stringify(gone)}`);
+  const status: Status = gone;
+  assert.equal(status.status, 'Success');
+  assert.equal(status.details?.name, name);
+  assert.equal(status.details?.uid, created.metadata.uid);
+
+  const pods = client.resource({ version: 'v1', resource: 'pods' });
+  const pod = unique('scope-pod');
+  await pods.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+  const last = await pods.delete(pod, 'default');
+  assert.ok(!isStatus(last), 'a pod deletion answers the pod');
+  if (!isStatus(last)) assert.equal(last.metadata.name, pod);
+  await assert.rejects(pods.delete(pod, 'default'), (e: unknown) => e instanceof KubeError && e.code === 404);
+});
+
+test('the lister takes (name, namespace?) like the client', async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const nodes = factory.informer({ version: 'v1', resource: 'nodes' });
+    factory.start();
+    await factory.waitForSync();
+    const p = pods.lister().list({})[0]!;
+    assert.equal(pods.lister().get(p.metadata.name, p.metadata.namespace)?.metadata.uid, p.metadata.uid);
+    assert.equal(pods.lister().get(p.metadata.name), undefined, 'a namespaced object needs its namespace');
+    assert.equal(pods.lister().get(p.metadata.namespace!, p.metadata.name), undefined, 'the reverse order finds nothing');
+    const n = nodes.lister().list({})[0]!;
+    assert.equal(nodes.lister().get(n.metadata.name)?.metadata.name, n.metadata.name);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('asking again for a scope with other cache options is an OptionsConflict error', async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const keep = (o: KubeObject) => o;
+    const byName = (o: KubeObject) => [o.metadata.name];
+    const base = { version: 'v1', resource: 'configmaps', namespace: 'default' };
+    const inf = factory.informer({ ...base, transform: keep, indexers: { byName } });
+    const conflict = (option: string) => (e: unknown) =>
+      e instanceof KubeError && e.reason === 'OptionsConflict' && e.message.includes(`\`${option}\``) && e.message.includes('v1/configmaps in "default"');
+    assert.throws(() => factory.informer({ ...base, indexers: { byName } }), conflict('transform'));
+    assert.throws(() => factory.informer({ ...base, transform: (o: KubeObject) => o, indexers: { byName } }), conflict('transform'));
+    assert.throws(() => factory.informer({ ...base, transform: keep, resyncMs: 1000 }), conflict('resyncMs'));
+    assert.throws(() => factory.informer({ ...base, transform: keep, metadataOnly: true }), conflict('metadataOnly'));
+    assert.throws(() => factory.informer({ ...base, transform: keep, indexers: { byName: (o: KubeObject) => [o.metadata.name] } }), conflict('indexers'));
+    // The same functions: the same informer; a new index name is added to it.
+    const byNs = (o: KubeObject) => [o.metadata.namespace ?? ''];
+    const again = factory.informer({ ...base, transform: keep, indexers: { byNs } });
+    factory.start();
+    await again.waitForSync();
+    const first = inf.lister().list({})[0];
+    if (first) assert.deepEqual(again.lister().byIndex('byName', first.metadata.name).map((o) => o.metadata.uid), [first.metadata.uid]);
+    await until(() => inf.lister().byIndex('byNs', 'default').length === inf.lister().list({}).length);
+    // Another selector is another informer, whatever its options.
+    assert.ok(factory.informer({ ...base, labelSelector: 'a=b', resyncMs: 1000 }));
+  } finally {
+    factory.shutdown();
+  }
+});
