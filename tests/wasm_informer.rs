@@ -113,17 +113,12 @@ async fn informer_converges_to_the_sim_under_random_faults() {
     for seed in 0..20u64 {
         let faults = sim::fault_round(&c, seed, false).await;
         let want = sim_state(&c).await;
-        let mut ok = false;
-        for _ in 0..300 {
-            if store_state(&inf) == want
+        let ok = sim::until(300, 100, async || {
+            store_state(&inf) == want
                 && *from_handlers.borrow() == want
                 && store_state(&inf_wl) == want
-            {
-                ok = true;
-                break;
-            }
-            sleep(100).await;
-        }
+        })
+        .await;
         if !ok {
             let got = store_state(&inf);
             let missing: Vec<_> = want
@@ -149,14 +144,7 @@ async fn informer_converges_to_the_sim_under_random_faults() {
 
     inf.stop();
     inf_wl.stop();
-    let mut closed = false;
-    for _ in 0..50 {
-        if open_watches(&c).await <= watches_before {
-            closed = true;
-            break;
-        }
-        sleep(100).await;
-    }
+    let closed = sim::until(50, 100, async || open_watches(&c).await <= watches_before).await;
     assert!(closed, "stop() leaves no open watch at the sim");
     let fired_at_stop = fired.get();
     sleep(1500).await;
@@ -178,14 +166,7 @@ async fn watch_list_mode_syncs_from_one_stream() {
     inf.wait_for_sync().await;
     sim::post(&c, "/sim/churn/steps", json!({"steps": 20, "seed": 77})).await;
     let want = sim_state(&c).await;
-    let mut ok = false;
-    for _ in 0..100 {
-        if store_state(&inf) == want {
-            ok = true;
-            break;
-        }
-        sleep(100).await;
-    }
+    let ok = sim::until(100, 100, async || store_state(&inf) == want).await;
     inf.stop();
     assert!(
         ok,

@@ -418,18 +418,10 @@ async fn informer_converges_over_websocket_under_random_faults() {
     let inf = SharedIndexInformer::new(Rc::new(lw), real_clock(), opts);
     inf.start();
     inf.wait_for_sync().await;
-    let clock = real_clock();
     for seed in 0..20u64 {
         let faults = sim::fault_round(&c, seed, true).await;
         let want = sim::state(&c, "pods").await;
-        let mut ok = false;
-        for _ in 0..300 {
-            if store_state(&inf) == want {
-                ok = true;
-                break;
-            }
-            clock.sleep(Duration::from_millis(100)).await;
-        }
+        let ok = sim::until(300, 100, async || store_state(&inf) == want).await;
         assert!(
             ok,
             "seed {seed} (faults {faults}): the store did not converge; status {:?}",

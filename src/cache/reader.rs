@@ -1,20 +1,20 @@
 //! The read side of a store: what an informer hands its consumers.
-//!
-//! An informer's [`Indexer`] is written by exactly one party, the informer's
-//! own controller loop, in the order the deltas arrived. Consumers get a
-//! [`Store`]: the same live data (no copy, every read sees the latest
-//! applied state), with no way to add, update or delete — a write from
-//! outside would be overwritten by the next event or relist and would make
-//! the cache disagree with both the server and the handlers' view
-//! (kube-rs's reflector `Writer`/`Store` split follows the same rule).
 
 use std::fmt;
 
 use super::store::{Indexer, StoreError};
 use crate::rest::KubeObject;
 
-/// A read-only handle on a live store (see the module docs). Clones are
-/// cheap and share the data.
+/// A read-only handle on a live store. Clones are cheap and share the data.
+///
+/// An informer's store is written by exactly one party, the informer's own
+/// controller loop, in the order the changes arrived. Consumers get a
+/// `Store`: the same live data (no copy; every read sees the latest applied
+/// state), with no way to add, update or delete — a write from outside would
+/// be overwritten by the next event or relist and would make the cache
+/// disagree with both the server and what the handlers were told (kube-rs's
+/// reflector `Writer`/`Store` split follows the same rule). Objects are
+/// immutable shared handles, so keeping one never pins the cache's state.
 #[derive(Clone)]
 pub struct Store {
     pub(super) indexer: Indexer,

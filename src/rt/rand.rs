@@ -46,7 +46,7 @@ fn entropy_seed() -> u64 {
     }
 }
 
-/// Reseed this thread's generator used by [`random_f64`] (tests).
+/// Reseed the thread-local generator behind the crate's jitter (tests).
 #[cfg(any(test, feature = "testing"))]
 pub fn seed_thread_rng(seed: u64) {
     THREAD_RNG.with(|c| c.set(Some(seed)));

@@ -85,6 +85,18 @@ pub async fn open_watches(c: &Client) -> i64 {
         .unwrap_or(-1)
 }
 
+/// Check `cond` every `every_ms` until it holds (`true`), or give up after
+/// `tries` checks (`false`): the suites wait on conditions, not on time.
+pub async fn until(tries: u32, every_ms: u64, mut cond: impl AsyncFnMut() -> bool) -> bool {
+    for _ in 0..tries {
+        if cond().await {
+            return true;
+        }
+        sleep(every_ms).await;
+    }
+    false
+}
+
 /// Wait `ms` on the real clock.
 pub async fn sleep(ms: u64) {
     kubewasm::rt::Clock::sleep(
