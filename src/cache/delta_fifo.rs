@@ -160,11 +160,7 @@ pub(crate) fn prepare_object(
     obj: KubeObject,
 ) -> Result<(String, KubeObject), SkippedObject> {
     let key_hint = describe(&obj);
-    let transformed = match transformer {
-        Some(t) => t(obj).map_err(FifoError::Transform),
-        None => Ok(obj),
-    };
-    let (key, obj) = transformed
+    let (key, obj) = transform_with(transformer, obj)
         .and_then(|o| Ok((object_key(&o)?, o)))
         .map_err(|error| SkippedObject {
             key: key_hint,
@@ -175,6 +171,44 @@ pub(crate) fn prepare_object(
         .and_then(|k| k.known_object(&key))
         .filter(|k| !rv.is_empty() && k.resource_version() == rv);
     Ok((key, stored.unwrap_or(obj)))
+}
+
+/// `obj` through the queue's transformer, if it has one.
+pub(crate) fn transform_with(
+    transformer: Option<&Transformer>,
+    obj: KubeObject,
+) -> Result<KubeObject, FifoError> {
+    match transformer {
+        Some(t) => t(obj).map_err(FifoError::Transform),
+        None => Ok(obj),
+    }
+}
+
+/// A list split into what `keyed` accepts and what it refuses.
+pub(crate) fn split_list(
+    list: Vec<KubeObject>,
+    keyed: impl Fn(KubeObject) -> Result<(String, KubeObject), SkippedObject>,
+) -> (Vec<(String, KubeObject)>, Vec<SkippedObject>) {
+    let mut ok = Vec::with_capacity(list.len());
+    let mut skipped = Vec::new();
+    for obj in list {
+        match keyed(obj) {
+            Ok(p) => ok.push(p),
+            Err(s) => skipped.push(s),
+        }
+    }
+    (ok, skipped)
+}
+
+/// Key an object that already went through a queue's `prepare`.
+pub(crate) fn key_prepared(obj: KubeObject) -> Result<(String, KubeObject), SkippedObject> {
+    match object_key(&obj) {
+        Ok(key) => Ok((key, obj)),
+        Err(error) => Err(SkippedObject {
+            key: describe(&obj),
+            error: FifoError::Key(error),
+        }),
+    }
 }
 
 /// One queued key's deltas.
@@ -248,10 +282,7 @@ impl DeltaFifo {
     }
 
     fn transform(&self, obj: KubeObject) -> Result<KubeObject, FifoError> {
-        match &self.transformer {
-            Some(t) => t(obj).map_err(FifoError::Transform),
-            None => Ok(obj),
-        }
+        transform_with(self.transformer.as_ref(), obj)
     }
 
     /// Append a delta under `key` (client-go's queueActionLocked) and dedup.
@@ -373,14 +404,7 @@ impl DeltaFifo {
     /// list did not hold it (a cached version of it is deleted rather than
     /// served stale), and returned with its error for the caller to report.
     pub fn replace(&self, list: Vec<KubeObject>, resource_version: &str) -> Vec<SkippedObject> {
-        let mut prepared = Vec::with_capacity(list.len());
-        let mut skipped = Vec::new();
-        for obj in list {
-            match self.prepare(obj) {
-                Ok(p) => prepared.push(p),
-                Err(s) => skipped.push(s),
-            }
-        }
+        let (prepared, skipped) = split_list(list, |o| self.prepare(o));
         self.replace_keyed(prepared, resource_version);
         skipped
     }
@@ -402,17 +426,7 @@ impl DeltaFifo {
         list: Vec<KubeObject>,
         resource_version: &str,
     ) -> Vec<SkippedObject> {
-        let mut keyed = Vec::with_capacity(list.len());
-        let mut skipped = Vec::new();
-        for obj in list {
-            match object_key(&obj) {
-                Ok(key) => keyed.push((key, obj)),
-                Err(error) => skipped.push(SkippedObject {
-                    key: describe(&obj),
-                    error: FifoError::Key(error),
-                }),
-            }
-        }
+        let (keyed, skipped) = split_list(list, key_prepared);
         self.replace_keyed(keyed, resource_version);
         skipped
     }

@@ -24,8 +24,8 @@ use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 use super::delta_fifo::{
-    prepare_object, Delta, DeltaFifoOptions, DeltaType, FifoError, KnownObjects, Popped,
-    SkippedObject,
+    key_prepared, prepare_object, split_list, transform_with, Delta, DeltaFifoOptions, DeltaType,
+    FifoError, KnownObjects, Popped, SkippedObject,
 };
 use super::keys::{object_key, DeltaObject, Tombstone};
 use super::store::Transformer;
@@ -70,10 +70,7 @@ impl RealFifo {
     }
 
     fn transform(&self, obj: KubeObject) -> Result<KubeObject, FifoError> {
-        match &self.transformer {
-            Some(t) => t(obj).map_err(FifoError::Transform),
-            None => Ok(obj),
-        }
+        transform_with(self.transformer.as_ref(), obj)
     }
 
     /// Queue an `Added` delta.
@@ -115,14 +112,7 @@ impl RealFifo {
     /// listed objects as `Replaced`. Objects that cannot be transformed or
     /// keyed are left out and returned.
     pub fn replace(&self, list: Vec<KubeObject>, resource_version: &str) -> Vec<SkippedObject> {
-        let mut prepared = Vec::with_capacity(list.len());
-        let mut skipped = Vec::new();
-        for obj in list {
-            match self.prepare(obj) {
-                Ok(p) => prepared.push(p),
-                Err(s) => skipped.push(s),
-            }
-        }
+        let (prepared, skipped) = split_list(list, |o| self.prepare(o));
         self.replace_keyed(prepared, resource_version);
         skipped
     }
@@ -134,17 +124,7 @@ impl RealFifo {
         list: Vec<KubeObject>,
         resource_version: &str,
     ) -> Vec<SkippedObject> {
-        let mut keyed = Vec::with_capacity(list.len());
-        let mut skipped = Vec::new();
-        for obj in list {
-            match object_key(&obj) {
-                Ok(key) => keyed.push((key, obj)),
-                Err(error) => skipped.push(SkippedObject {
-                    key: super::delta_fifo::describe(&obj),
-                    error: FifoError::Key(error),
-                }),
-            }
-        }
+        let (keyed, skipped) = split_list(list, key_prepared);
         self.replace_keyed(keyed, resource_version);
         skipped
     }
