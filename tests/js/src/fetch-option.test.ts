@@ -23,13 +23,15 @@ test('the fetch option sees every request with its headers and can add its own',
   assert.ok(pods.getSnapshot().length > 0);
   const created = await client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' }).create({ metadata: { name: `byo-fetch-${Date.now()}` } }, {});
   const start = Date.now();
-  while (!seen.some((r) => r.watch) && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 20));
+  // The request is seen before its answer; the status names the transport once the watch is open.
+  while (!(seen.some((r) => r.watch) && pods.status.transport) && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 20));
+  const transport = pods.status.transport;
   factory.shutdown();
   assert.ok(seen.some((r) => r.method === 'GET' && r.url.includes('/api/v1/pods') && !r.watch), 'the list');
   assert.ok(seen.some((r) => r.watch), 'the watch');
   assert.ok(seen.some((r) => r.method === 'POST' && r.url.endsWith('/namespaces/default/configmaps')), 'the create');
   assert.ok(seen.every((r) => r.auth === `Bearer ${token}`));
-  assert.equal(pods.status.transport, 'fetch');
+  assert.equal(transport, 'fetch');
   await client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' }).delete(created.metadata.name);
 });
 
