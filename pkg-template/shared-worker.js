@@ -27,6 +27,12 @@ const PING_MS = 15_000;
 const DEAD_MS = 45_000;
 /** How long a token request may wait for one tab before the next is asked. */
 const TOKEN_WAIT_MS = 10_000;
+/**
+ * How long a scope no tab uses is kept: long enough for a tab's list to be
+ * followed by its watch, or a watch by the next. Each tab's informers keep
+ * their own grace period before they let go.
+ */
+const LINGER_MS = 1000;
 /** How often an open watch gets a bookmark naming the current point. */
 const BOOKMARK_MS = 60_000;
 
@@ -34,7 +40,7 @@ const encoder = new TextEncoder();
 const ready = init();
 /** The identity hash this worker serves (its name's suffix, fixed by the first tab). */
 let identity;
-/** `{ client, factory, base, graceMs }` once the first tab said hello. */
+/** `{ client, factory, base }` once the first tab said hello. */
 let host;
 /** Connected tabs by port. */
 const tabs = new Map();
@@ -72,11 +78,10 @@ function start(hello) {
     for (const t of tabs.values()) t.port.postMessage({ t: 'warning', text });
   };
   const client = new KubeClient(opts);
-  const graceMs = hello.graceMs ?? 30_000;
-  // Scopes linger for `graceMs` themselves; the factory's informers then stop soon after.
-  const factory = new InformerFactory(client, { releaseGraceMs: 1000 });
+  // Scopes linger themselves (LINGER_MS); a released informer then stops at once.
+  const factory = new InformerFactory(client, { releaseGraceMs: 0 });
   factory.start();
-  host = { client, factory, base: hello.base, graceMs };
+  host = { client, factory, base: hello.base };
 }
 
 /** A port's messages. */
@@ -255,7 +260,7 @@ class Scope {
       this.offStatus();
       this.reg.remove();
       this.informer.release();
-    }, host.graceMs);
+    }, LINGER_MS);
   }
 
   /**

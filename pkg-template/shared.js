@@ -248,7 +248,7 @@ export async function connectShared(opts) {
   const want = opts?.host ?? 'auto';
   const inPage = (reason) => ({
     client,
-    factory: new InformerFactory(client, factoryOpts),
+    factory: new InformerFactory(client, { ...factoryOpts, host: { kind: 'page', reason } }),
     host: { kind: 'page', reason },
     close() {
       this.factory.shutdown();
@@ -281,7 +281,6 @@ export async function connectShared(opts) {
       base: server,
       client: passed,
       auth: clientOpts.token !== undefined || typeof clientOpts.tokenProvider === 'function',
-      graceMs: factoryOpts.releaseGraceMs,
       lock: lock.name,
     };
     link = new Link(worker.port, hello, clientOpts);
@@ -313,7 +312,8 @@ export async function connectShared(opts) {
     // Stored copies are per identity as well; the hash names it without the token.
     factoryOpts.persist = { ...factoryOpts.persist, identity };
   }
-  const factory = new InformerFactory(viaWorker, factoryOpts);
+  const host = { kind, reason: kind === want ? 'configured' : 'available' };
+  const factory = new InformerFactory(viaWorker, { ...factoryOpts, host });
   const onHide = (e) => {
     if (!e.persisted) link.close();
   };
@@ -321,7 +321,7 @@ export async function connectShared(opts) {
   return {
     client,
     factory,
-    host: { kind, reason: kind === want ? 'configured' : 'available' },
+    host,
     close() {
       globalThis.removeEventListener?.('pagehide', onHide);
       factory.shutdown();
