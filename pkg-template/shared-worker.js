@@ -137,11 +137,15 @@ async function onMessage(port, m) {
   }
 }
 
+/** Let a tab go; a tab that is still there (it stopped answering for a while) is told, and says hello again. */
 function dropTab(port) {
   const tab = tabs.get(port);
   if (!tab) return;
   tabs.delete(port);
-  for (const r of [...tab.reqs.values()]) r.close();
+  for (const r of [...tab.reqs.values()]) {
+    port.postMessage({ t: 'fail', id: r.id, message: 'not connected' });
+    r.close();
+  }
 }
 
 /** A GET of a collection under the client's server: the scope it names, or `undefined`. */

@@ -41,6 +41,7 @@ class Link {
     this.seq = 0;
     this.streams = new Map();
     this.heard = Date.now();
+    this.rehello = false;
     this.handshake = new Promise((resolve, reject) => {
       this.handshaken = { resolve, reject };
     });
@@ -57,6 +58,7 @@ class Link {
     const s = m && this.streams.get(m.id);
     switch (m?.t) {
       case 'ready':
+        this.rehello = false;
         this.handshaken.resolve();
         break;
       case 'refused':
@@ -73,8 +75,11 @@ class Link {
         break;
       case 'fail':
         s?.fail(new Error(`shared worker: ${m.message}`));
-        // The worker had let this tab go (it stopped answering for a while): say hello again.
-        if (m.message === 'not connected') this.port.postMessage(this.hello);
+        // The worker had let this tab go (it stopped answering for a while): say hello again, once.
+        if (m.message === 'not connected' && !this.rehello) {
+          this.rehello = true;
+          this.port.postMessage(this.hello);
+        }
         break;
       case 'token':
         this.answerToken(m.id);

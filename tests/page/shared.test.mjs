@@ -181,7 +181,7 @@ test('identities never share a worker; a token reaches the worker from the tab',
   }
 });
 
-test('without SharedWorker the same code runs in the page and says so', async () => {
+test('without SharedWorker the same code runs in the page and says so; a dedicated Worker on request', async () => {
   const page = await browser.context.newPage();
   await page.addInitScript(() => {
     delete window.SharedWorker;
@@ -194,6 +194,13 @@ test('without SharedWorker the same code runs in the page and says so', async ()
   await sim.call('/sim/churn/steps', { steps: 10, seed: 16 });
   await converged([page], 'the page informer equals the sim');
   await page.close();
+
+  // Asked for, a dedicated Worker of the page holds the watches instead.
+  const w = await tab({ scopes: SCOPES.slice(0, 1), host: 'worker' });
+  assert.deepEqual(w.host, { kind: 'worker', reason: 'configured' });
+  await sim.call('/sim/churn/steps', { steps: 10, seed: 18 });
+  await converged([w.page], 'the informer behind a dedicated worker equals the sim');
+  await w.page.close();
 });
 
 test('the dashboard holds its watches in the SharedWorker: a second tab opens none', async () => {
