@@ -361,7 +361,16 @@ class Reply {
     const text = this.pending + (this.marker ? this.marker() : '');
     this.pending = '';
     this.poke = false;
-    for (let i = 0; i < text.length; i += CHUNK_BYTES) this.queue.push(text.slice(i, i + CHUNK_BYTES));
+    // Cut at line ends: a cut inside a line could split a UTF-16 surrogate pair.
+    let rest = text;
+    while (rest.length > CHUNK_BYTES) {
+      const cut = rest.lastIndexOf('\n', CHUNK_BYTES);
+      const at = cut > 0 ? cut : rest.indexOf('\n', CHUNK_BYTES);
+      if (at < 0 || at === rest.length - 1) break;
+      this.queue.push(rest.slice(0, at + 1));
+      rest = rest.slice(at + 1);
+    }
+    this.queue.push(rest);
     this.send();
   }
 

@@ -132,6 +132,27 @@ test('the worker relists after a compaction and the tabs converge', async () => 
   await a.page.close();
 });
 
+test('objects larger than a chunk, with text outside the BMP, reach the tabs intact', async () => {
+  const a = await tab({ scopes: [{ version: 'v1', resource: 'configmaps', namespace: 'default' }] });
+  const text = '🚀 déjà vu — ✓ '.repeat(6000);
+  // Names of 15 lengths: whatever offset a cut falls at, one of them puts a surrogate pair across it.
+  const names = Array.from({ length: 15 }, (_, i) => `big-${'x'.repeat(i)}`);
+  for (const name of names) {
+    const r = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { text: `${name}:${text}` } }),
+    });
+    assert.ok(r.ok, `create ${name}: ${r.status}`);
+  }
+  const got = await until(() => a.page.evaluate((ns) => {
+    const l = window.__kw.infs[0].lister();
+    const objs = ns.map((n) => l.get(n, 'default'));
+    return objs.every(Boolean) && objs.map((o) => o.data.text);
+  }, names), 20_000, 'the configmaps in the tab');
+  assert.deepEqual(got, names.map((n) => `${n}:${text}`));
+  await a.page.close();
+});
+
 test('identities never share a worker; a token reaches the worker from the tab', async () => {
   const a = await tab({ scopes: SCOPES.slice(0, 1), client: { token: 'alice-token' } });
   const b = await tab({ scopes: SCOPES.slice(0, 1), client: { token: 'bob-token' } });
