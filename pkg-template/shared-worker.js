@@ -450,7 +450,17 @@ async function serve(tab, m) {
   }
   let scope = scopes.get(where.key);
   if (!scope) {
-    scope = new Scope(where.key, where.opts);
+    try {
+      scope = new Scope(where.key, where.opts);
+    } catch (e) {
+      // The client refused the scope (a KubeError carries code and reason).
+      const r = new Reply(tab, m.id);
+      const code = e?.code >= 400 ? e.code : 400;
+      r.head(code);
+      r.push(statusBody(code, e?.reason ?? 'BadRequest', String(e?.message ?? e)));
+      r.end();
+      return;
+    }
     scopes.set(where.key, scope);
   }
   const r = new Reply(tab, m.id, scope);
