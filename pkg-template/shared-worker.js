@@ -33,6 +33,8 @@ const TOKEN_WAIT_MS = 10_000;
  * their own grace period before they let go.
  */
 const LINGER_MS = 1000;
+/** How long a tab whose request ended here is waited for (beyond an informer's longest backoff). */
+const RETURN_MS = 90_000;
 /** Upstream errors that end the tabs' watches: retrying does not help. */
 const REFUSED = [401, 403, 404];
 /** How often an open watch gets a bookmark naming the current point. */
@@ -148,6 +150,7 @@ function dropTab(port) {
     port.postMessage({ t: 'fail', id: r.id, message: 'not connected' });
     r.close();
   }
+  for (const scope of scopes.values()) scope.returned(tab);
 }
 
 /** A GET of a collection under the client's server: the scope it names, or `undefined`. */
@@ -194,8 +197,15 @@ class Scope {
     this.users = 0;
     this.linger = undefined;
     this.synced = false;
-    /** Whether the upstream informer is watching (else bookmarks wait). */
+    /** The upstream informer's phase and relists, from its status events. */
+    this.phase = 'idle';
+    this.relists = 0;
+    /** Whether the upstream informer is watching (else requests and bookmarks wait). */
     this.live = true;
+    /** Requests waiting for the upstream informer to watch again. */
+    this.waiting = [];
+    /** Tabs expected back, with the timer that gives up on each. */
+    this.expected = new Map();
     this.reg = this.informer.addEventHandler({
       add: (o) => this.record('ADDED', o),
       update: (_, o) => this.record('MODIFIED', o),
@@ -240,18 +250,52 @@ class Scope {
   }
 
   /**
-   * The server refusing this scope (401, 403, 404) ends the tabs' watches
-   * with its error, so their informers report it. Anything else the upstream
-   * informer retries (or relists, after 410) by itself: the tabs' watches
-   * stay open and carry on when it recovers, without waiting out a backoff of
-   * their own; meanwhile no bookmark is sent, so their `lastEventAt` shows
-   * how old their data is.
+   * What the upstream informer goes through, the tabs see in their own
+   * informers' status, without waiting out backoffs of their own:
+   * - the server refusing the scope (401, 403, 404) ends their watches with
+   *   its error;
+   * - a relist (after 410) ends their watches with 410, and their lists are
+   *   answered once the upstream one is done: they show "listing" meanwhile
+   *   and get one diff of what changed;
+   * - a failing watch ends their watches once with its error (they back off
+   *   and show the upstream error); their next requests wait until upstream
+   *   watches again, and are answered the moment it does.
+   * Meanwhile no bookmark is sent, so their `lastEventAt` shows how old
+   * their data is.
    */
   upstream(s) {
+    const was = this.phase;
+    const relisted = s.relists > this.relists;
+    this.phase = s.phase;
+    this.relists = s.relists;
     this.live = s.phase === 'watching';
-    if (s.phase !== 'backoff' || !REFUSED.includes(s.lastError?.code)) return;
-    const { code, reason, message } = s.lastError;
+    if (this.live) {
+      for (const wake of this.waiting.splice(0)) wake();
+      return;
+    }
+    if (!this.synced) return;
+    const err = s.lastError;
+    if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
+    else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
+    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 500, err?.reason || 'InternalError', err?.message ?? 'the watch failed');
+  }
+
+  failWatches(code, reason, message) {
     for (const w of [...this.watches]) w.fail(code, reason, `upstream: ${message}`);
+  }
+
+  /** Resolves once the upstream informer watches again (or after `ms`, to look again). */
+  untilLive(ms) {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        const i = this.waiting.indexOf(done);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiting.push(done);
+    });
   }
 
   /** An error to answer a list with while the upstream informer has not synced and is backing off. */
@@ -265,6 +309,27 @@ class Scope {
     this.users += 1;
     clearTimeout(this.linger);
     this.linger = undefined;
+  }
+
+  /**
+   * Keep the scope for a tab whose request ended here until it comes back
+   * (at most RETURN_MS, longer than an informer's longest backoff): without
+   * it, the upstream informer could be let go during every gap between a
+   * tab's requests, and never get as far as a relist.
+   */
+  expect(tab) {
+    if (this.expected.has(tab)) return;
+    this.use();
+    this.expected.set(tab, setTimeout(() => this.returned(tab), RETURN_MS));
+  }
+
+  /** The tab came back (or is gone): its expectation no longer holds the scope. */
+  returned(tab) {
+    const timer = this.expected.get(tab);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.expected.delete(tab);
+    this.unuse();
   }
 
   unuse() {
@@ -431,16 +496,20 @@ class Reply {
   finish() {
     if (this.closed) return;
     this.tab.port.postMessage({ t: 'end', id: this.id });
-    this.close();
+    // Ended here (a list answered, a watch timed out or failed): the tab's
+    // informer comes back with its next request, maybe after a backoff.
+    this.close(true);
   }
 
-  close() {
+  /** `returning`: the tab is expected back for this scope (else it let go). */
+  close(returning = false) {
     if (this.closed) return;
     this.closed = true;
     // Timeouts and intervals share one id space: clearTimeout clears either.
     for (const t of this.timers) clearTimeout(t);
     this.tab.reqs.delete(this.id);
     this.scope?.watches.delete(this);
+    if (returning && tabs.get(this.tab.port) === this.tab) this.scope?.expect(this.tab);
     this.scope?.unuse();
   }
 }
@@ -476,6 +545,7 @@ async function serve(tab, m) {
     scopes.set(where.key, scope);
   }
   const r = new Reply(tab, m.id, scope);
+  scope.returned(tab);
   const q = url.searchParams;
   const watch = q.get('watch') === 'true' || q.get('watch') === '1';
   // Wait for the upstream informer's first sync, or answer with its error.
@@ -489,6 +559,18 @@ async function serve(tab, m) {
       return;
     }
     await Promise.race([scope.ready, new Promise((res) => setTimeout(res, 250))]);
+  }
+  // While the upstream informer relists or backs off, answer nothing: the
+  // tab's informer keeps what it has and shows what it is waiting for.
+  while (!scope.live && !r.closed) {
+    const err = scope.informer.status.lastError;
+    if (scope.phase === 'backoff' && REFUSED.includes(err?.code)) {
+      r.head(err.code);
+      r.push(statusBody(err.code, err.reason, `upstream: ${err.message}`));
+      r.end();
+      return;
+    }
+    await scope.untilLive(1000);
   }
   if (r.closed) return;
   if (!watch) {
