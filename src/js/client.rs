@@ -4,11 +4,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::promise::future_to_promise;
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
 use serde_json::value::RawValue;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;

@@ -1,9 +1,9 @@
 //! Discovery and kind ↔ resource mapping for JS: `KubeClient.discover()`,
 //! `KubeClient.resourceFor()`, and `kind` in place of `resource` in options.
 
+use super::promise::future_to_promise;
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};

@@ -13,9 +13,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::promise::future_to_promise;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::cache_shape::{factory_error, options_conflict, Shape};
 use super::changes::{ChangeKind, ChangeSet, Diff};

@@ -4,10 +4,10 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use super::promise::future_to_promise;
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};

@@ -23,10 +23,11 @@ use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
+use super::promise::future_to_promise;
 use futures::future::{select, Either};
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::error::KubeErrorInit;
 use super::options;

@@ -4,9 +4,10 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use super::promise::future_to_promise;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::options::{self, millis, report};
 use crate::rt::real_clock;
