@@ -1,0 +1,57 @@
+// Typings of `kubewasm/shared`: one set of watches for every tab of an origin.
+import type { ClientOptions, InformerFactory, InformerFactoryOptions, KubeClient } from './web/index.js';
+
+/** Where a shared connection's informers get their data. */
+export interface SharedHost {
+  /**
+   * `shared-worker`: one SharedWorker per origin, server and identity holds
+   * the watches of every tab; `worker`: a dedicated Worker of this page holds
+   * them; `page`: this page's own client does, as without `kubewasm/shared`.
+   */
+  kind: 'shared-worker' | 'worker' | 'page';
+  /** Why: `configured`, `available`, or what kept the preferred host from working. */
+  reason: string;
+}
+
+/** Options of {@link connectShared}. */
+export interface SharedOptions {
+  /**
+   * The client's options. A bearer `token` or `tokenProvider` stays in the
+   * page: the worker asks a connected tab for a token before each request.
+   * `fetch`, `transport` and `tls` cannot reach a worker (with `host: 'auto'`
+   * they keep everything in the page).
+   */
+  client: ClientOptions;
+  /** The options of the tab's informer factory (`persist`, `releaseGraceMs`, `hiddenPauseMs`). */
+  factory?: InformerFactoryOptions;
+  /**
+   * Who the credentials belong to, e.g. a user id. Tabs share a worker only
+   * when server, identity and headers are equal; only a SHA-256 of them is
+   * kept. Default: the bearer token. Required with a `tokenProvider`.
+   */
+  identity?: string;
+  /** `auto` (default): a SharedWorker where the browser has one, else the page. */
+  host?: 'auto' | 'shared-worker' | 'worker' | 'page';
+  /** The URL of `kubewasm/shared-worker.js` when it is served from elsewhere (default: beside this module). */
+  workerUrl?: string | URL;
+}
+
+/** A connection whose informers share their watches with every tab of the origin. */
+export interface SharedConnection {
+  /** The page's own client, for everything that is not an informer (CRUD, logs, discovery). */
+  readonly client: KubeClient;
+  /** Informers built here list and watch through the host. */
+  readonly factory: InformerFactory;
+  readonly host: SharedHost;
+  /** Stop this tab's informers and leave the host (also done when the page is closed). */
+  close(): void;
+}
+
+/**
+ * Connect to the origin's shared cache: the same `InformerFactory` API, with
+ * every informer's list and watch served by one SharedWorker for all tabs
+ * with the same server and identity. Where SharedWorker is missing or cannot
+ * start, the factory works in the page and `host` says why. Initializes the
+ * module itself.
+ */
+export declare function connectShared(opts: SharedOptions): Promise<SharedConnection>;
