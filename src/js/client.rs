@@ -4,7 +4,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::promise::future_to_promise;
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -13,6 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
+use super::promise::future_to_promise;
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,

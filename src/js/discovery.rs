@@ -1,13 +1,13 @@
 //! Discovery and kind ↔ resource mapping for JS: `KubeClient.discover()`,
 //! `KubeClient.resourceFor()`, and `kind` in place of `resource` in options.
 
-use super::promise::future_to_promise;
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
+use super::promise::future_to_promise;
 use crate::api::{builtin_resources, ApiResource, RestMapper};
 
 #[wasm_bindgen(typescript_custom_section)]

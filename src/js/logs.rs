@@ -4,7 +4,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::promise::future_to_promise;
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -12,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
+use super::promise::future_to_promise;
 use crate::api::{pod_logs, LogLines, LogParams};
 use crate::rest::Client;
 

@@ -23,7 +23,6 @@ use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
-use super::promise::future_to_promise;
 use futures::future::{select, Either};
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -31,6 +30,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::error::KubeErrorInit;
 use super::options;
+use super::promise::future_to_promise;
 use crate::cache::{
     object_key, Handler, Notification, Registration, Seed, SeedSource, SharedIndexInformer,
 };

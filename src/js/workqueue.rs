@@ -4,12 +4,12 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::promise::future_to_promise;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::options::{self, millis, report};
+use super::promise::future_to_promise;
 use crate::rt::real_clock;
 use crate::workqueue::WorkQueue as _;
 use crate::workqueue::{
