@@ -27,6 +27,12 @@ const PING_MS = 15_000;
 const DEAD_MS = 45_000;
 /** How long a token request may wait for one tab before the next is asked. */
 const TOKEN_WAIT_MS = 10_000;
+/**
+ * How long a scope no tab uses is kept: long enough for a tab's list to be
+ * followed by its watch, or a watch by the next. Each tab's informers keep
+ * their own grace period before they let go.
+ */
+const LINGER_MS = 1000;
 /** How often an open watch gets a bookmark naming the current point. */
 const BOOKMARK_MS = 60_000;
 
@@ -34,7 +40,7 @@ const encoder = new TextEncoder();
 const ready = init();
 /** The identity hash this worker serves (its name's suffix, fixed by the first tab). */
 let identity;
-/** `{ client, factory, base, graceMs }` once the first tab said hello. */
+/** `{ client, factory, base }` once the first tab said hello. */
 let host;
 /** Connected tabs by port. */
 const tabs = new Map();
@@ -72,11 +78,10 @@ function start(hello) {
     for (const t of tabs.values()) t.port.postMessage({ t: 'warning', text });
   };
   const client = new KubeClient(opts);
-  const graceMs = hello.graceMs ?? 30_000;
-  // Scopes linger for `graceMs` themselves; the factory's informers then stop soon after.
-  const factory = new InformerFactory(client, { releaseGraceMs: 1000 });
+  // Scopes linger themselves (LINGER_MS); a released informer then stops at once.
+  const factory = new InformerFactory(client, { releaseGraceMs: 0 });
   factory.start();
-  host = { client, factory, base: hello.base, graceMs };
+  host = { client, factory, base: hello.base };
 }
 
 /** A port's messages. */
@@ -132,11 +137,15 @@ async function onMessage(port, m) {
   }
 }
 
+/** Let a tab go; a tab that is still there (it stopped answering for a while) is told, and says hello again. */
 function dropTab(port) {
   const tab = tabs.get(port);
   if (!tab) return;
   tabs.delete(port);
-  for (const r of [...tab.reqs.values()]) r.close();
+  for (const r of [...tab.reqs.values()]) {
+    port.postMessage({ t: 'fail', id: r.id, message: 'not connected' });
+    r.close();
+  }
 }
 
 /** A GET of a collection under the client's server: the scope it names, or `undefined`. */
@@ -255,7 +264,7 @@ class Scope {
       this.offStatus();
       this.reg.remove();
       this.informer.release();
-    }, host.graceMs);
+    }, LINGER_MS);
   }
 
   /**
@@ -352,7 +361,16 @@ class Reply {
     const text = this.pending + (this.marker ? this.marker() : '');
     this.pending = '';
     this.poke = false;
-    for (let i = 0; i < text.length; i += CHUNK_BYTES) this.queue.push(text.slice(i, i + CHUNK_BYTES));
+    // Cut at line ends: a cut inside a line could split a UTF-16 surrogate pair.
+    let rest = text;
+    while (rest.length > CHUNK_BYTES) {
+      const cut = rest.lastIndexOf('\n', CHUNK_BYTES);
+      const at = cut > 0 ? cut : rest.indexOf('\n', CHUNK_BYTES);
+      if (at < 0 || at === rest.length - 1) break;
+      this.queue.push(rest.slice(0, at + 1));
+      rest = rest.slice(at + 1);
+    }
+    this.queue.push(rest);
     this.send();
   }
 
@@ -432,7 +450,17 @@ async function serve(tab, m) {
   }
   let scope = scopes.get(where.key);
   if (!scope) {
-    scope = new Scope(where.key, where.opts);
+    try {
+      scope = new Scope(where.key, where.opts);
+    } catch (e) {
+      // The client refused the scope (a KubeError carries code and reason).
+      const r = new Reply(tab, m.id);
+      const code = e?.code >= 400 ? e.code : 400;
+      r.head(code);
+      r.push(statusBody(code, e?.reason ?? 'BadRequest', String(e?.message ?? e)));
+      r.end();
+      return;
+    }
     scopes.set(where.key, scope);
   }
   const r = new Reply(tab, m.id, scope);

@@ -1,17 +1,13 @@
 // Typings of `kubewasm/shared`: one set of watches for every tab of an origin.
-import type { ClientOptions, InformerFactory, InformerFactoryOptions, KubeClient } from './web/index.js';
+import type { ClientOptions, InformerFactory, InformerFactoryOptions, InformerHost, KubeClient } from './web/index.js';
 
-/** Where a shared connection's informers get their data. */
-export interface SharedHost {
-  /**
-   * `shared-worker`: one SharedWorker per origin, server and identity holds
-   * the watches of every tab; `worker`: a dedicated Worker of this page holds
-   * them; `page`: this page's own client does, as without `kubewasm/shared`.
-   */
-  kind: 'shared-worker' | 'worker' | 'page';
-  /** Why: `configured`, `available`, or what kept the preferred host from working. */
-  reason: string;
-}
+/**
+ * Where a shared connection's informers get their data (also in each
+ * informer's `status.host`): `shared-worker`, one SharedWorker per origin,
+ * server and identity, holds the watches of every tab; `worker`, a dedicated
+ * Worker of this page, holds them; `page`, this page's own client does.
+ */
+export type SharedHost = InformerHost;
 
 /** Options of {@link connectShared}. */
 export interface SharedOptions {

@@ -41,6 +41,7 @@ class Link {
     this.seq = 0;
     this.streams = new Map();
     this.heard = Date.now();
+    this.rehello = false;
     this.handshake = new Promise((resolve, reject) => {
       this.handshaken = { resolve, reject };
     });
@@ -57,6 +58,7 @@ class Link {
     const s = m && this.streams.get(m.id);
     switch (m?.t) {
       case 'ready':
+        this.rehello = false;
         this.handshaken.resolve();
         break;
       case 'refused':
@@ -73,8 +75,11 @@ class Link {
         break;
       case 'fail':
         s?.fail(new Error(`shared worker: ${m.message}`));
-        // The worker had let this tab go (it stopped answering for a while): say hello again.
-        if (m.message === 'not connected') this.port.postMessage(this.hello);
+        // The worker had let this tab go (it stopped answering for a while): say hello again, once.
+        if (m.message === 'not connected' && !this.rehello) {
+          this.rehello = true;
+          this.port.postMessage(this.hello);
+        }
         break;
       case 'token':
         this.answerToken(m.id);
@@ -248,7 +253,7 @@ export async function connectShared(opts) {
   const want = opts?.host ?? 'auto';
   const inPage = (reason) => ({
     client,
-    factory: new InformerFactory(client, factoryOpts),
+    factory: new InformerFactory(client, { ...factoryOpts, host: { kind: 'page', reason } }),
     host: { kind: 'page', reason },
     close() {
       this.factory.shutdown();
@@ -281,7 +286,6 @@ export async function connectShared(opts) {
       base: server,
       client: passed,
       auth: clientOpts.token !== undefined || typeof clientOpts.tokenProvider === 'function',
-      graceMs: factoryOpts.releaseGraceMs,
       lock: lock.name,
     };
     link = new Link(worker.port, hello, clientOpts);
@@ -313,7 +317,8 @@ export async function connectShared(opts) {
     // Stored copies are per identity as well; the hash names it without the token.
     factoryOpts.persist = { ...factoryOpts.persist, identity };
   }
-  const factory = new InformerFactory(viaWorker, factoryOpts);
+  const host = { kind, reason: kind === want ? 'configured' : 'available' };
+  const factory = new InformerFactory(viaWorker, { ...factoryOpts, host });
   const onHide = (e) => {
     if (!e.persisted) link.close();
   };
@@ -321,7 +326,7 @@ export async function connectShared(opts) {
   return {
     client,
     factory,
-    host: { kind, reason: kind === want ? 'configured' : 'available' },
+    host,
     close() {
       globalThis.removeEventListener?.('pagehide', onHide);
       factory.shutdown();

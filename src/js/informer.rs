@@ -119,6 +119,19 @@ export interface InformerFactoryOptions {
    * once per `intervalMs` (default 1,000) per informer.
    */
   persist?: { name: string; identity?: string; intervalMs?: number };
+  /**
+   * Where this factory's informers get their data, repeated in each
+   * informer's `status.host` (`kubewasm/shared` sets it).
+   */
+  host?: InformerHost;
+}
+
+/** Where an informer's lists and watches are served from (see `kubewasm/shared`). */
+export interface InformerHost {
+  /** `shared-worker`: one SharedWorker for every tab; `worker`: a dedicated Worker; `page`: this page. */
+  kind: 'shared-worker' | 'worker' | 'page';
+  /** Why that host: `configured`, `available`, or what kept the preferred one from working. */
+  reason: string;
 }
 
 /** Keys (`namespace/name`, or `name` when cluster-scoped) that changed since the previous diff. */
@@ -137,6 +150,8 @@ export interface InformerStatus {
   storedAt?: number;
   /** With a factory's `persist` option: whether copies are still written, and why not. */
   persistence?: { enabled: boolean; warning?: string };
+  /** With a factory's `host` option: where the lists and watches are served from. */
+  host?: InformerHost;
   /** While backing off: epoch ms of the next attempt. */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
@@ -226,6 +241,8 @@ struct Lifecycle {
     hidden: Cell<bool>,
     hide_task: RefCell<Option<TaskHandle>>,
     factory: WeakInformerFactory,
+    /** The factory's `host` option, shown in every status. */
+    host: JsValue,
 }
 
 /// The JS state attached to each of a factory's informers.
@@ -352,6 +369,18 @@ struct Group {
 const REPLAY_CHUNK: usize = 16;
 
 impl State {
+    /// The status as JS sees it: the informer's, plus the factory's persistence and host.
+    fn status_js(&self) -> JsValue {
+        let js = status_to_js(&self.inf.status_snapshot());
+        if let Some(p) = &self.persist {
+            let _ = Reflect::set(&js, &"persistence".into(), &p.status_js());
+        }
+        if self.life.host.is_object() {
+            let _ = Reflect::set(&js, &"host".into(), &self.life.host);
+        }
+        js
+    }
+
     fn new(
         inf: SharedIndexInformer,
         shape: Shape,
@@ -881,6 +910,11 @@ impl InformerFactory {
             hidden: Cell::new(false),
             hide_task: RefCell::new(None),
             factory: factory.downgrade(),
+            // Frozen: every status hands out this one object.
+            host: options::prop(&opts, "host")
+                .filter(JsValue::is_object)
+                .map(|h| Object::freeze(&Object::assign(&Object::new(), h.unchecked_ref())).into())
+                .unwrap_or(JsValue::UNDEFINED),
         });
         let on_visibility = document().and_then(|doc| {
             let weak = Rc::downgrade(&life);
@@ -1223,7 +1257,7 @@ impl Informer {
                 let weak = Rc::downgrade(&state);
                 let id = inf.status().subscribe(move |_s| {
                     if let Some(st) = weak.upgrade() {
-                        let snap = status_to_js(&st.inf.status_snapshot());
+                        let snap = st.status_js();
                         if let Err(e) = h.call1(&JsValue::NULL, &snap) {
                             st.report_error(&e);
                         }
@@ -1374,11 +1408,7 @@ impl Informer {
     /// Current status.
     #[wasm_bindgen(getter, unchecked_return_type = "InformerStatus")]
     pub fn status(&self) -> JsValue {
-        let js = status_to_js(&self.state.inf.status_snapshot());
-        if let Some(p) = &self.state.persist {
-            let _ = Reflect::set(&js, &"persistence".into(), &p.status_js());
-        }
-        js
+        self.state.status_js()
     }
 
     /// Approximate bytes the cached objects hold in wasm memory (raw JSON

@@ -4,7 +4,8 @@
 // pkg/ and this checkout's pkg/; run `npm install` here first). Per round, for
 // each build: the 200,000-event flood to an `update` handler, then the memory
 // of 50,000 pods after every object was read for a table row (client.mjs),
-// each build in the Node entry's default transport.
+// each build in the Node entry's default transport. `AB_MEMORY=0` leaves the
+// memory step out (flood only).
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, copyFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,7 @@ try {
       const f = run(client, 'flood');
       console.log(`round ${r} ${name}: flood ${f.eventsPerSec.toFixed(0)} events/s, ${f.cpuUsPerEvent.toFixed(1)} CPU µs/event`);
     }
+    if (process.env.AB_MEMORY === '0') continue;
     await seed(50_000);
     for (const [name, client] of builds) {
       const m = run(client, 'sync');

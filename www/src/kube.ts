@@ -1,9 +1,10 @@
 // The one place the dashboard touches the kubewasm package. Everything else
 // imports from here, so a change in the package's API is absorbed in this file.
-import init, { InformerFactory, KubeClient, KubeError, WorkQueue } from 'kubewasm';
+import init, { KubeError, WorkQueue } from 'kubewasm';
 import type { Diff, Informer, InformerStatus, KubeObject, ListFilter } from 'kubewasm';
+import { connectShared, type SharedHost } from 'kubewasm/shared';
 
-export type { Diff, InformerStatus, KubeObject };
+export type { Diff, InformerStatus, KubeObject, SharedHost };
 export { WorkQueue };
 
 /** Where the API server is and how to authenticate (all optional: same origin, no token). */
@@ -68,6 +69,8 @@ export class SelectorError extends Error {
 
 export interface Connection {
   readonly server: string;
+  /** Where the informers' watches live: one SharedWorker for every tab, or this page. */
+  readonly host: SharedHost;
   discover(): Promise<ResourceInfo[]>;
   cache<T extends KubeObject = KubeObject>(
     info: ResourceInfo,
@@ -100,12 +103,16 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
   // One transparent retry at most: past that, a failed watch or list surfaces
   // in the informer's own backoff, which the status shows ("reconnecting in
   // N s") instead of the REST layer retrying silently for many seconds.
-  const client = new KubeClient({ server, token: opts.token, maxRetries: opts.maxRetries ?? 1 });
-  // A resource the user left stops watching 10 s later (sooner than the 30 s default:
-  // clicking through kinds must not pile up watches on an HTTP/1.1 origin).
-  // Each kind's cache is kept in IndexedDB (per server and token), so a reload
-  // shows the last rows at once while the watch catches up.
-  const factory = new InformerFactory(client, { releaseGraceMs: 10_000, persist: { name: 'kubewasm-dashboard' } });
+  // Every tab of the dashboard shares one set of watches through a SharedWorker
+  // (the page's own client does the rest: discovery, deletes). A resource the
+  // user left stops watching 10 s later (sooner than the 30 s default: clicking
+  // through kinds must not pile up watches on an HTTP/1.1 origin). Each kind's
+  // cache is kept in IndexedDB (per server and identity), so a reload shows the
+  // last rows at once while the watch catches up.
+  const { client, factory, host } = await connectShared({
+    client: { server, token: opts.token, maxRetries: opts.maxRetries ?? 1 },
+    factory: { releaseGraceMs: 10_000, persist: { name: 'kubewasm-dashboard' } },
+  });
   const caches = new Map<string, Cache<KubeObject>>();
   const uses = new Map<string, number>();
 
@@ -158,6 +165,7 @@ export async function connect(opts: ConnectOptions): Promise<Connection> {
 
   return {
     server,
+    host,
     async discover() {
       // The package's discovery (aggregated, or the legacy documents on older
       // servers): keep each group's preferred version of what can be listed and watched.

@@ -6,7 +6,7 @@
 import './style.css';
 import { NotReadyController } from './controller';
 import { ago, age } from './describe';
-import { connect, keyOf, resourceLabel, SelectorError, type Cache, type InformerStatus, type KubeObject, type LiveView, type ResourceInfo } from './kube';
+import { connect, keyOf, resourceLabel, SelectorError, type Cache, type InformerStatus, type KubeObject, type LiveView, type ResourceInfo, type SharedHost } from './kube';
 import { LiveRows } from './rows';
 import { forgetToken, loadToken, safeDecode, saveToken, withoutUrlToken } from './settings';
 import { Sparkline } from './sparkline';
@@ -407,6 +407,13 @@ function tick(): void {
   invalidate('panels');
 }
 
+/** Where the watches live, as the memory readout names it. */
+const HOSTS: Record<SharedHost['kind'], string> = {
+  'shared-worker': 'watches shared by every tab',
+  worker: 'watches in a worker',
+  page: 'watches in this tab',
+};
+
 // ---- start ----
 const statusOff = new Map<Cache, () => void>();
 function track(c: Cache): Cache {
@@ -445,6 +452,8 @@ const conn = await connect({ server, token }).catch((e: unknown) => {
   $('status').textContent = `cannot load kubewasm: ${String(e)}`;
   throw e;
 });
+$('memory').dataset.host = conn.host.kind;
+$('memory').title = `watches: ${HOSTS[conn.host.kind]} (${conn.host.reason})`;
 
 setInterval(tick, 1000);
 
@@ -539,6 +548,8 @@ window.kubewasmDashboard = {
     return Object.fromEntries((c?.getSnapshot() ?? []).map((o) => [keyOf(o), o.metadata.resourceVersion ?? '']));
   },
   status: (label: string) => opened.find((c) => c.label === label)?.status(),
+  /** The kinds whose informers this tab holds (each is one watch). */
+  openLabels: () => opened.map((c) => c.label),
   controller: () => controller,
   wasmBytes: () => conn.wasmBytes(),
   slowFrames,

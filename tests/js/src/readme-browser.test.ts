@@ -26,9 +26,11 @@ let origin = '';
 let browser: Browser;
 const scripts = new Map<string, string>();
 
-/** The block as a module the browser can load: the bare `kubewasm` import points at the package's web entry. */
+/** The block as a module the browser can load: the bare `kubewasm` imports point at the package's files. */
 function served(b: Block): string {
-  const code = toJs(b).replaceAll(/from 'kubewasm'/g, "from '/pkg/web/index.js'");
+  const code = toJs(b)
+    .replaceAll(/from 'kubewasm'/g, "from '/pkg/web/index.js'")
+    .replaceAll(/from 'kubewasm\/shared'/g, "from '/pkg/shared.js'");
   assert.ok(code.includes(`127.0.0.1:${PROXY_PORT}`) || b.tags.includes('worker'), `${where(b)} names the proxy's port`);
   return `${code.replaceAll(`http://127.0.0.1:${PROXY_PORT}`, origin)}\nglobalThis.__blockDone = true;\n`;
 }
@@ -111,6 +113,10 @@ test('the READMEs have ```ts browser blocks, and each runs as a module script of
         assert.ok(web > 0 && all > web);
         assert.deepEqual(logs, [`${web} of ${all} pods run app=web`], where(b));
         assert.equal(await page.title(), `${all} pods`, `${where(b)}: render ran`);
+      }
+      if (b.heading.startsWith('One cache for every tab')) {
+        const all = (await simList('/api/v1/namespaces/default/pods')).length;
+        assert.deepEqual(logs, [`${all} pods; watches held by: shared-worker`], where(b));
       }
     } finally {
       await page.close();

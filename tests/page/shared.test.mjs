@@ -1,0 +1,253 @@
+// `kubewasm/shared` in headless Chromium against the sim: tabs of one origin
+// share one set of watches through a SharedWorker, each tab's cache equals the
+// server's, a closed tab lets go of its share, a paused tab resumes exactly
+// where it stopped, identities never share a worker, and without SharedWorker
+// the same code runs in the page.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, startSim, until } from './harness.mjs';
+
+let sim, browser;
+const BLANK = () => `${sim.url}/version`;
+const openWatches = async (s = sim) => (await s.call('/sim/stats')).openWatches;
+
+// Ten informers over nine kinds; all cluster-wide but one, whose namespace exists.
+const SCOPES = [
+  { version: 'v1', resource: 'pods' }, { version: 'v1', resource: 'services' }, { version: 'v1', resource: 'configmaps' },
+  { version: 'v1', resource: 'secrets' }, { version: 'v1', resource: 'namespaces' }, { version: 'v1', resource: 'nodes' },
+  { version: 'v1', resource: 'serviceaccounts' }, { group: 'apps', version: 'v1', resource: 'deployments' },
+  { group: 'apps', version: 'v1', resource: 'replicasets' }, { version: 'v1', resource: 'pods', labelSelector: 'tier=backend' },
+];
+
+/**
+ * In a tab: connect through `kubewasm/shared` (`providedToken`: through a
+ * tokenProvider), open informers for `scopes`, wait until they synced.
+ */
+const connect = async ({ scopes, client = {}, factory = {}, identity, host, providedToken }) => {
+  const s = await import('/plain/pkg/shared.js');
+  const tokenProvider = providedToken === undefined ? undefined : async () => providedToken;
+  const conn = await s.connectShared({ client: { server: location.origin, tokenProvider, ...client }, factory, identity, host });
+  const infs = scopes.map((sc) => conn.factory.informer(sc));
+  conn.factory.start();
+  window.__kw = { conn, infs };
+  await Promise.race([
+    Promise.all(infs.map((i) => i.waitForSync())),
+    new Promise((r) => setTimeout(r, 20_000)),
+  ]);
+  return { host: conn.host, statuses: infs.map((i) => i.status) };
+};
+
+/** In a tab: informer `i`'s cache as key → resourceVersion. */
+const cacheOf = (i) => Object.fromEntries(window.__kw.infs[i].lister().list({}).map((o) => [o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name, o.metadata.resourceVersion]));
+
+const simState = async (resource, s = sim) => (await s.call(`/sim/state?resource=${resource}`)).items;
+const sorted = (o) => JSON.stringify(Object.entries(o).sort());
+
+/** Wait until every tab's pods informer (scope 0) equals the sim's pods. */
+async function converged(pages, what) {
+  await until(async () => {
+    const want = sorted(await simState('pods'));
+    for (const p of pages) if (sorted(await p.evaluate(cacheOf, 0)) !== want) return false;
+    return true;
+  }, 30_000, what);
+}
+
+async function tab(opts) {
+  const page = await browser.context.newPage();
+  await page.goto(BLANK());
+  const r = await page.evaluate(connect, opts);
+  return { page, ...r };
+}
+
+before(async () => {
+  sim = await startSim(['--namespaces', '3', '--pods', '60', '--seed', '5']);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  sim?.stop();
+});
+
+test('two tabs with the same ten informers open one set of watches; closing one keeps the other live; closing both releases them', async () => {
+  const a = await tab({ scopes: SCOPES, factory: { releaseGraceMs: 1000 } });
+  assert.deepEqual(a.host, { kind: 'shared-worker', reason: 'available' });
+  assert.ok(a.statuses.every((s) => s.synced), JSON.stringify(a.statuses));
+  assert.deepEqual(a.statuses[0].host, a.host, 'the status says where the watches live');
+  await until(async () => (await openWatches()) === SCOPES.length, 10_000, 'one watch per scope');
+  const b = await tab({ scopes: SCOPES, factory: { releaseGraceMs: 1000 } });
+  assert.ok(b.statuses.every((s) => s.synced), JSON.stringify(b.statuses));
+  // The second tab's informers are live (watching the worker) and added no watch upstream.
+  await until(async () => (await b.page.evaluate(() => window.__kw.infs.every((i) => i.status.phase === 'watching'))), 10_000, 'tab b watching');
+  assert.equal(await openWatches(), SCOPES.length);
+
+  // Every scope of both tabs equals the server, before and after churn.
+  for (const [i, sc] of SCOPES.entries()) {
+    if (sc.labelSelector) continue;
+    const want = sorted(await simState(sc.resource));
+    for (const t of [a, b]) assert.equal(sorted(await t.page.evaluate(cacheOf, i)), want, `${sc.resource} in a tab`);
+  }
+  await sim.call('/sim/churn/steps', { steps: 60, seed: 11 });
+  await converged([a.page, b.page], 'both tabs equal the sim after churn');
+  const backend = await b.page.evaluate(() => window.__kw.infs[9].lister().list({}).map((p) => p.metadata.labels.tier));
+  assert.ok(backend.length > 0 && backend.every((t) => t === 'backend'), `selector scope: ${backend}`);
+
+  await a.page.close();
+  await sim.call('/sim/churn/steps', { steps: 40, seed: 12 });
+  await converged([b.page], 'the remaining tab stays live');
+  assert.equal(await openWatches(), SCOPES.length);
+
+  await b.page.close();
+  await until(async () => (await openWatches()) === 0, 20_000, 'every watch released once both tabs closed');
+});
+
+test('a paused tab resumes from where it stopped, without listing again', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1), factory: { releaseGraceMs: 30_000, hiddenPauseMs: 100 } });
+  // A second tab keeps the worker's informer busy while the first one is paused.
+  const b = await tab({ scopes: SCOPES.slice(0, 1), factory: { releaseGraceMs: 30_000 } });
+  await converged([a.page, b.page], 'both synced');
+  await a.page.evaluate(() => window.__kw.conn.factory.setVisible(false));
+  await until(() => a.page.evaluate(() => window.__kw.infs[0].status.phase === 'paused'), 10_000, 'tab a paused');
+  await sim.call('/sim/churn/steps', { steps: 30, seed: 13 });
+  await converged([b.page], 'tab b follows while a is paused');
+  const before = await a.page.evaluate(() => window.__kw.infs[0].status);
+  await a.page.evaluate(() => window.__kw.conn.factory.setVisible(true));
+  await converged([a.page], 'tab a catches up');
+  const now = await a.page.evaluate(() => window.__kw.infs[0].status);
+  // It resumed its watch from the worker's point: no second list.
+  assert.equal(now.relists, before.relists, JSON.stringify(now));
+  assert.equal(now.listed, before.listed, JSON.stringify(now));
+  await a.page.close();
+  await b.page.close();
+});
+
+test('the worker relists after a compaction and the tabs converge', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1) });
+  await converged([a.page], 'synced');
+  await sim.call('/sim/churn/steps', { steps: 20, seed: 14 });
+  await sim.call('/sim/compact', {});
+  await sim.call('/sim/drop-watches', {});
+  await sim.call('/sim/churn/steps', { steps: 20, seed: 15 });
+  await converged([a.page], 'the tab equals the sim after the worker relisted');
+  await a.page.close();
+});
+
+test('objects larger than a chunk, with text outside the BMP, reach the tabs intact', async () => {
+  const a = await tab({ scopes: [{ version: 'v1', resource: 'configmaps', namespace: 'default' }] });
+  const text = '🚀 déjà vu — ✓ '.repeat(6000);
+  // Names of 15 lengths: whatever offset a cut falls at, one of them puts a surrogate pair across it.
+  const names = Array.from({ length: 15 }, (_, i) => `big-${'x'.repeat(i)}`);
+  for (const name of names) {
+    const r = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { text: `${name}:${text}` } }),
+    });
+    assert.ok(r.ok, `create ${name}: ${r.status}`);
+  }
+  const got = await until(() => a.page.evaluate((ns) => {
+    const l = window.__kw.infs[0].lister();
+    const objs = ns.map((n) => l.get(n, 'default'));
+    return objs.every(Boolean) && objs.map((o) => o.data.text);
+  }, names), 20_000, 'the configmaps in the tab');
+  assert.deepEqual(got, names.map((n) => `${n}:${text}`));
+  await a.page.close();
+});
+
+test('identities never share a worker; a token reaches the worker from the tab', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1), client: { token: 'alice-token' } });
+  const b = await tab({ scopes: SCOPES.slice(0, 1), client: { token: 'bob-token' } });
+  const a2 = await tab({ scopes: SCOPES.slice(0, 1), client: { token: 'alice-token' } });
+  for (const t of [a, b, a2]) assert.equal(t.host.kind, 'shared-worker');
+  // Alice's two tabs share one watch; Bob has his own.
+  await until(async () => (await openWatches()) === 2, 10_000, 'one watch per identity');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await openWatches(), 2);
+  for (const t of [a, b, a2]) await t.page.close();
+
+  // A server that checks the token: the worker asks a tab for it before each request.
+  const guarded = await startSim(['--namespaces', '1', '--pods', '5', '--token', 'sesame']);
+  try {
+    const page = await browser.context.newPage();
+    await page.goto(`${guarded.url}/version`);
+    const ok = await page.evaluate(connect, { scopes: SCOPES.slice(0, 1), providedToken: 'sesame', identity: 'alice' });
+    assert.equal(ok.host.kind, 'shared-worker');
+    assert.ok(ok.statuses[0].synced, JSON.stringify(ok.statuses[0]));
+    assert.equal(await page.evaluate(() => window.__kw.infs[0].getSnapshot().length), 5);
+    // Without `identity`, a tokenProvider cannot name the worker: the page does the work itself.
+    const noId = await page.evaluate(async () => {
+      const s = await import('/plain/pkg/shared.js');
+      const c = await s.connectShared({ client: { server: location.origin, tokenProvider: () => 'sesame' } });
+      c.close();
+      return c.host;
+    });
+    assert.equal(noId.kind, 'page');
+    assert.match(noId.reason, /identity/);
+    // A wrong token: the server's 401 reaches the tab's informer status.
+    const page2 = await browser.context.newPage();
+    await page2.goto(`${guarded.url}/version`);
+    await page2.evaluate(async () => {
+      const s = await import('/plain/pkg/shared.js');
+      const conn = await s.connectShared({ client: { server: location.origin, token: 'wrong' } });
+      const pods = conn.factory.informer({ version: 'v1', resource: 'pods' });
+      conn.factory.start();
+      window.__kw = { conn, infs: [pods] };
+    });
+    const err = await until(() => page2.evaluate(() => window.__kw.infs[0].status.lastError), 20_000, 'the 401 in the status');
+    assert.equal(err.code, 401, JSON.stringify(err));
+    assert.match(err.message, /upstream/);
+    await page.close();
+    await page2.close();
+  } finally {
+    guarded.stop();
+  }
+});
+
+test('without SharedWorker the same code runs in the page and says so; a dedicated Worker on request', async () => {
+  const page = await browser.context.newPage();
+  await page.addInitScript(() => {
+    delete window.SharedWorker;
+  });
+  await page.goto(BLANK());
+  const r = await page.evaluate(connect, { scopes: SCOPES.slice(0, 1) });
+  assert.deepEqual(r.host, { kind: 'page', reason: 'this browser has no SharedWorker' });
+  assert.deepEqual(r.statuses[0].host, r.host);
+  assert.ok(r.statuses[0].synced);
+  await sim.call('/sim/churn/steps', { steps: 10, seed: 16 });
+  await converged([page], 'the page informer equals the sim');
+  await page.close();
+
+  // Asked for, a dedicated Worker of the page holds the watches instead.
+  const w = await tab({ scopes: SCOPES.slice(0, 1), host: 'worker' });
+  assert.deepEqual(w.host, { kind: 'worker', reason: 'configured' });
+  await sim.call('/sim/churn/steps', { steps: 10, seed: 18 });
+  await converged([w.page], 'the informer behind a dedicated worker equals the sim');
+  await w.page.close();
+});
+
+test('the dashboard holds its watches in the SharedWorker: a second tab opens none', async () => {
+  const open = async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${sim.url}/#pods`);
+    await until(() => page.evaluate(() => window.kubewasmDashboard?.ready && window.kubewasmDashboard.status('pods')?.synced), 20_000, 'the dashboard is up');
+    return page;
+  };
+  const first = await open();
+  assert.equal(await first.getAttribute('#memory', 'data-host'), 'shared-worker');
+  assert.equal((await first.evaluate(() => window.kubewasmDashboard.status('pods'))).host.kind, 'shared-worker');
+  const labels = async (p) => (await p.evaluate(() => window.kubewasmDashboard.openLabels())).sort();
+  const watches = await until(async () => {
+    const n = await openWatches();
+    return n === (await labels(first)).length && n;
+  }, 10_000, 'one watch per open kind');
+  const second = await open();
+  assert.deepEqual(await labels(second), await labels(first));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await openWatches(), watches, 'the second tab shares the first one\'s watches');
+  await sim.call('/sim/churn/steps', { steps: 20, seed: 17 });
+  const want = sorted(await simState('pods'));
+  for (const p of [first, second]) {
+    await until(async () => sorted(await p.evaluate(() => window.kubewasmDashboard.state('pods'))) === want, 20_000, 'a dashboard tab equals the sim');
+  }
+  await first.close();
+  await second.close();
+});
