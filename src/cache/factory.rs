@@ -14,6 +14,7 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -80,48 +81,7 @@ struct Entry {
     attachment: Option<Rc<dyn Any>>,
 }
 
-type Entries = Rc<RefCell<Scopes>>;
-
-/// The informers by scope key, in key order. A sorted `Vec`: a factory holds
-/// a handful, and a map type of its own would be one more copy of the
-/// collection's code in the wasm module.
-#[derive(Default)]
-struct Scopes(Vec<(String, Entry)>);
-
-impl Scopes {
-    fn find(&self, key: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
-    }
-
-    fn get(&self, key: &str) -> Option<&Entry> {
-        let i = self.find(key).ok()?;
-        self.0.get(i).map(|(_, e)| e)
-    }
-
-    fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
-        let i = self.find(key).ok()?;
-        self.0.get_mut(i).map(|(_, e)| e)
-    }
-
-    fn insert(&mut self, key: String, entry: Entry) {
-        match self.find(&key) {
-            Ok(i) => {
-                if let Some(slot) = self.0.get_mut(i) {
-                    slot.1 = entry;
-                }
-            }
-            Err(i) => self.0.insert(i, (key, entry)),
-        }
-    }
-
-    fn values(&self) -> impl Iterator<Item = &Entry> {
-        self.0.iter().map(|(_, e)| e)
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-}
+type Entries = Rc<RefCell<BTreeMap<String, Entry>>>;
 
 /// Shares informers by scope.
 #[derive(Clone)]
@@ -139,7 +99,7 @@ pub struct WeakInformerFactory {
     make_lw: ListerWatcherFactory,
     clock: SharedClock,
     defaults: InformerOptions,
-    informers: Weak<RefCell<Scopes>>,
+    informers: Weak<RefCell<BTreeMap<String, Entry>>>,
     started: Weak<Cell<bool>>,
 }
 
@@ -370,9 +330,8 @@ impl SharedInformerFactory {
 
     /// Stop every informer and forget them; the factory can be used again.
     pub fn shutdown(&self) {
-        let all: Vec<Entry> = std::mem::take(&mut self.informers.borrow_mut().0)
-            .into_iter()
-            .map(|(_, e)| e)
+        let all: Vec<Entry> = std::mem::take(&mut *self.informers.borrow_mut())
+            .into_values()
             .collect();
         for e in &all {
             e.informer.stop();
