@@ -33,6 +33,8 @@ const TOKEN_WAIT_MS = 10_000;
  * their own grace period before they let go.
  */
 const LINGER_MS = 1000;
+/** Upstream errors that end the tabs' watches: retrying does not help. */
+const REFUSED = [401, 403, 404];
 /** How often an open watch gets a bookmark naming the current point. */
 const BOOKMARK_MS = 60_000;
 
@@ -192,6 +194,8 @@ class Scope {
     this.users = 0;
     this.linger = undefined;
     this.synced = false;
+    /** Whether the upstream informer is watching (else bookmarks wait). */
+    this.live = true;
     this.reg = this.informer.addEventHandler({
       add: (o) => this.record('ADDED', o),
       update: (_, o) => this.record('MODIFIED', o),
@@ -235,11 +239,19 @@ class Scope {
     for (const w of this.watches) w.push(line);
   }
 
-  /** Upstream trouble ends the tabs' watches with its error, so their informers report it and back off. */
+  /**
+   * The server refusing this scope (401, 403, 404) ends the tabs' watches
+   * with its error, so their informers report it. Anything else the upstream
+   * informer retries (or relists, after 410) by itself: the tabs' watches
+   * stay open and carry on when it recovers, without waiting out a backoff of
+   * their own; meanwhile no bookmark is sent, so their `lastEventAt` shows
+   * how old their data is.
+   */
   upstream(s) {
-    if (s.phase !== 'backoff' || !s.lastError) return;
+    this.live = s.phase === 'watching';
+    if (s.phase !== 'backoff' || !REFUSED.includes(s.lastError?.code)) return;
     const { code, reason, message } = s.lastError;
-    for (const w of [...this.watches]) w.fail(code || 500, reason || 'InternalError', `upstream: ${message}`);
+    for (const w of [...this.watches]) w.fail(code, reason, `upstream: ${message}`);
   }
 
   /** An error to answer a list with while the upstream informer has not synced and is backing off. */
@@ -501,6 +513,7 @@ async function serve(tab, m) {
   // Each flush ends with a bookmark naming the point after it, so a tab resumes exactly where it stopped.
   r.marker = () => scope.bookmark();
   const idle = setInterval(() => {
+    if (!scope.live) return;
     r.poke = true;
     r.push('');
   }, BOOKMARK_MS);

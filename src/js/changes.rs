@@ -6,7 +6,7 @@
 //! across the frame is reported: added-then-deleted disappears, deleted-then-
 //! added is an update, and so on.
 
-use std::collections::HashMap;
+use crate::rt::fx::FxHashMap;
 
 /// The kind of one change as the informer reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Diff {
 /// O(changed keys), never O(cache size).
 #[derive(Default)]
 pub struct ChangeSet {
-    pending: HashMap<String, NetChange>,
+    pending: FxHashMap<String, NetChange>,
     order: Vec<String>,
     version: u64,
 }

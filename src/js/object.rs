@@ -69,8 +69,7 @@ impl Extension for Materialized {
         // object's bytes that holds them (a view of wasm memory, copied by
         // JS and decoded only if read), with (index, start, end) byte offsets
         // in that stretch. On a watch flood every replaced version comes
-        // through here: validating its text as UTF-8 again and counting it
-        // in UTF-16 units was several percent of the flood's CPU.
+        // through here, and its object is usually never read again.
         let mut triples: Vec<u32> = Vec::new();
         let (mut lo, mut pos) = (None, 0);
         for (i, m) in layout.chunks_exact(4).enumerate() {
@@ -85,12 +84,7 @@ impl Extension for Materialized {
             }
         }
         if let Some(lo) = lo {
-            let stretch = raw.get(lo..pos).unwrap_or_default();
-            // ASCII (the usual case) goes over as a string (see `adoptText`).
-            match std::str::from_utf8(stretch) {
-                Ok(text) if text.is_ascii() => adopt_text(&self.obj, text, &triples),
-                _ => adopt_members(&self.obj, stretch, &triples),
-            }
+            adopt_members(&self.obj, raw.get(lo..pos).unwrap_or_default(), &triples);
         }
     }
 }
@@ -120,8 +114,6 @@ extern "C" {
     fn set_member_source(f: &Function);
     #[wasm_bindgen(js_name = adoptMembers)]
     fn adopt_members(obj: &JsValue, text: &[u8], triples: &[u32]);
-    #[wasm_bindgen(js_name = adoptText)]
-    fn adopt_text(obj: &JsValue, text: &str, triples: &[u32]);
 }
 
 /// Member `index` of the version registered as `id`, as JSON text

@@ -59,15 +59,15 @@ function keysOf(keysText) {
 
 // The parse state of one object: the id of its cached version, member names,
 // parsed values, and the text of unparsed members once the version has left
-// the cache (see adoptMembers and adoptText).
+// the cache (see adoptMembers).
 class Members {
   constructor(id, keys) {
     this.id = id;
     this.keys = keys;
     this.values = new Array(keys.length);
-    // Set by adoptMembers or adoptText: the handed-over UTF-8 bytes or
-    // string, per member index its start and end in them, and how many are
-    // still unread (the text goes with the last one).
+    // Set by adoptMembers: the handed-over UTF-8 bytes, per member index
+    // its start and end in them, and how many are still unread (the bytes
+    // go with the last one).
     this.bytes = null;
     this.spans = null;
     this.unread = 0;
@@ -83,7 +83,7 @@ class Members {
       // Handed over (see adoptMembers): cut out, and decoded, when read.
       if (this.spans !== null && this.spans[2 * i + 1] !== undefined) {
         const [b, from, to] = [this.bytes, this.spans[2 * i], this.spans[2 * i + 1]];
-        text = typeof b === 'string' ? b.slice(from, to) : utf8.decode(b.subarray(from, to));
+        text = utf8.decode(b.subarray(from, to));
         this.spans[2 * i + 1] = undefined;
         if (--this.unread === 0) this.bytes = this.spans = null;
       } else {
@@ -123,12 +123,26 @@ export function adoptMembers(obj, bytes, triples) {
   adopt(obj, bytes, triples);
 }
 
-// The same for ASCII text (offsets are then UTF-16 units too), handed over
-// as a string: a short-lived string is freed by the engine's young-generation
-// collection, where a copied ArrayBuffer per replaced version is external
-// memory that drives full collections on a flood.
-export function adoptText(obj, text, triples) {
-  adopt(obj, text, triples);
+// Handed-over bytes are copied into shared slabs: an ArrayBuffer per replaced
+// version costs an allocation each, and decoding every version's text into a
+// string at once (most are never read) was a fifth of a page's flood. An
+// object the app keeps holds its slab: at most SLAB bytes beyond its own
+// text; a large stretch gets a buffer of its own.
+const SLAB = 64 * 1024;
+let slab = null;
+let slabUsed = 0;
+
+function keep(bytes) {
+  const n = bytes.length;
+  if (n > SLAB / 4) return bytes.slice();
+  if (slab === null || slabUsed + n > SLAB) {
+    slab = new Uint8Array(SLAB);
+    slabUsed = 0;
+  }
+  const view = slab.subarray(slabUsed, slabUsed + n);
+  view.set(bytes);
+  slabUsed += n;
+  return view;
 }
 
 function adopt(obj, bytes, triples) {
@@ -146,7 +160,7 @@ function adopt(obj, bytes, triples) {
     }
   }
   if (unread === 0) return;
-  s.bytes = typeof bytes === 'string' ? bytes : bytes.slice();
+  s.bytes = keep(bytes);
   s.spans = spans;
   s.unread = unread;
 }

@@ -27,7 +27,9 @@ const browser = await launch();
 async function run(client, pkg) {
   const context = await browser.context.browser()?.newContext() ?? browser.context;
   const page = await context.newPage();
-  await page.goto(`${sim.url}/plain/`);
+  // A same-origin document that runs nothing of its own (the no-bundler
+  // example under /plain/ starts an informer of every pod itself).
+  await page.goto(`${sim.url}/version`);
   await page.evaluate(() => {
     window.__long = [];
     new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: true });

@@ -208,6 +208,30 @@ test('an object kept after its version left the cache still reads every member',
   }
 });
 
+test('3,000 kept versions that left the cache, none read before, still read every member', async () => {
+  const factory = new InformerFactory(client);
+  const pods = factory.informer<Pod>({ version: 'v1', resource: 'pods' });
+  const held: Pod[] = [];
+  pods.on('update', (old) => held.push(old)); // kept, nothing read
+  factory.start();
+  try {
+    await pods.waitForSync();
+    await sim('/sim/flood', { resource: 'pods', events: 3000, wait: true });
+    await until(() => held.length >= 3000);
+    // Each kept version left the cache unread: its objects got their text then.
+    let bytes = 0;
+    for (const p of held) {
+      assert.equal(p.kind, 'Pod');
+      assert.ok(Array.isArray(p.spec.containers) && p.spec.containers.length > 0, JSON.stringify(p.spec));
+      assert.equal(typeof p.status, 'object');
+      bytes += JSON.stringify(p).length;
+    }
+    assert.ok(bytes > 6 << 20, `${bytes} bytes kept`);
+  } finally {
+    factory.shutdown();
+  }
+});
+
 test('metadata read by a handler equals JSON.parse of the object, and one handler cannot change it for another', async () => {
   const name = `js-meta-${Date.now()}`;
   const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
