@@ -172,10 +172,20 @@ impl Api {
         obj: &T,
         params: &PostParams,
     ) -> Result<KubeObject, Error> {
+        self.create_json(json_body(obj)?, params).await
+    }
+
+    /// [`create`](Self::create) with the body's JSON text already made (the
+    /// TypeScript surface's `JSON.stringify`): no serializer for it.
+    pub(crate) async fn create_json(
+        &self,
+        body: Vec<u8>,
+        params: &PostParams,
+    ) -> Result<KubeObject, Error> {
         let req = self
             .create_request()?
             .post_params(params)
-            .body(json_body(obj)?, "application/json");
+            .body(body, "application/json");
         self.client.send_object(&req).await
     }
 
@@ -248,10 +258,22 @@ impl Api {
         obj: &T,
         params: &PostParams,
     ) -> Result<KubeObject, Error> {
+        self.replace_json(name, sub, json_body(obj)?, params).await
+    }
+
+    /// [`replace_subresource`](Self::replace_subresource) with the body's
+    /// JSON text already made.
+    pub(crate) async fn replace_json(
+        &self,
+        name: &str,
+        sub: &str,
+        body: Vec<u8>,
+        params: &PostParams,
+    ) -> Result<KubeObject, Error> {
         let req = self
             .object_request(Request::put(), name, sub)?
             .post_params(params)
-            .body(json_body(obj)?, "application/json");
+            .body(body, "application/json");
         self.client.send_object(&req).await
     }
 
@@ -264,11 +286,25 @@ impl Api {
         kind: PatchType,
         params: &PatchParams,
     ) -> Result<KubeObject, Error> {
+        self.patch_json(name, sub, json_body(patch)?, kind, params)
+            .await
+    }
+
+    /// [`patch_subresource`](Self::patch_subresource) with the patch's JSON
+    /// text already made.
+    pub(crate) async fn patch_json(
+        &self,
+        name: &str,
+        sub: &str,
+        body: Vec<u8>,
+        kind: PatchType,
+        params: &PatchParams,
+    ) -> Result<KubeObject, Error> {
         params.validate(kind)?;
         let req = self
             .object_request(Request::patch(), name, sub)?
             .patch_params(params, kind)
-            .body(json_body(patch)?, kind.content_type());
+            .body(body, kind.content_type());
         self.client.send_object(&req).await
     }
 }

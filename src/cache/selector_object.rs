@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::rest::Reader;
+
 use super::selector::{
     validate_label_key, validate_label_value, LabelSelector, Operator, Requirement, SelectorError,
     SelectorErrorKind, MAX_SELECTOR_BYTES,
@@ -93,12 +95,78 @@ impl LabelSelector {
     /// [`LabelSelector::from_spec`] on the JSON of an API selector; JSON
     /// `null` matches nothing.
     pub fn from_spec_json(value: &serde_json::Value) -> Result<Self, SelectorError> {
-        if value.is_null() {
-            return Self::from_spec(None);
-        }
-        let spec = LabelSelectorSpec::deserialize(value)
+        let text = serde_json::to_vec(value)
             .map_err(|e| invalid(format!("not a label selector object: {e}"), 0))?;
-        Self::from_spec(Some(&spec))
+        Self::from_spec(LabelSelectorSpec::from_json(&text)?.as_ref())
+    }
+}
+
+impl LabelSelectorSpec {
+    /// Read the JSON text of an API selector with the scan reader (`null`
+    /// members are empty, unknown members skipped; `key` and `operator` are
+    /// required in each expression). `None` for JSON `null`.
+    pub(crate) fn from_json(text: &[u8]) -> Result<Option<Self>, SelectorError> {
+        let mut r = Reader::new(text, "label selector");
+        let read = |r: &mut Reader<'_>| -> Result<Option<Self>, crate::rest::Error> {
+            if r.null() {
+                r.end()?;
+                return Ok(None);
+            }
+            let mut spec = LabelSelectorSpec::default();
+            r.object(|key, r| {
+                match key {
+                    b"matchLabels" => {
+                        spec.match_labels = if r.null() {
+                            None
+                        } else {
+                            let mut m = BTreeMap::new();
+                            r.object(|k, r| {
+                                m.insert(String::from_utf8_lossy(k).into_owned(), r.string()?);
+                                Ok(())
+                            })?;
+                            Some(m)
+                        }
+                    }
+                    b"matchExpressions" => {
+                        spec.match_expressions = if r.null() {
+                            None
+                        } else {
+                            let mut v = Vec::new();
+                            r.array(|r| {
+                                v.push(expression(r)?);
+                                Ok(())
+                            })?;
+                            Some(v)
+                        }
+                    }
+                    _ => r.skip()?,
+                }
+                Ok(())
+            })?;
+            r.end()?;
+            Ok(Some(spec))
+        };
+        read(&mut r).map_err(|e| invalid(format!("not a label selector object: {e}"), 0))
+    }
+}
+
+/// One `matchExpressions` entry at the reader.
+fn expression(r: &mut Reader<'_>) -> Result<LabelSelectorRequirement, crate::rest::Error> {
+    let mut e = LabelSelectorRequirement::default();
+    let (mut key, mut operator) = (false, false);
+    r.object(|k, r| {
+        match k {
+            b"key" => (e.key, key) = (r.string()?, true),
+            b"operator" => (e.operator, operator) = (r.string()?, true),
+            b"values" => e.values = (!r.null()).then(|| r.strings()).transpose()?,
+            _ => r.skip()?,
+        }
+        Ok(())
+    })?;
+    match (key, operator) {
+        (true, true) => Ok(e),
+        (false, _) => Err(crate::rest::Error::decode("missing field `key`", b"")),
+        (_, false) => Err(crate::rest::Error::decode("missing field `operator`", b"")),
     }
 }
 

@@ -6,13 +6,13 @@ use std::rc::Rc;
 
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
-use serde_json::value::RawValue;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
+use super::promise::future_to_promise;
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
@@ -357,9 +357,9 @@ impl ResourceClient {
         };
         Ok(future_to_promise(async move {
             let o = if replace {
-                api.replace(&name, &body, &params).await
+                api.replace_json(&name, "", body, &params).await
             } else {
-                api.create(&body, &params).await
+                api.create_json(body, &params).await
             };
             o.map(|o| to_js_owned(&o)).map_err(|e| from_rest(&e))
         }))
@@ -399,12 +399,13 @@ fn write_params(opts: &JsValue) -> Result<(bool, Option<String>, bool), KubeErro
     Ok((dry, fm, force))
 }
 
-/// The JSON text of a JS value, passed through to the request body as is.
-fn json_body(value: &JsValue) -> Result<Box<RawValue>, KubeErrorInit> {
+/// The JSON text of a JS value (`JSON.stringify`'s output is always valid
+/// JSON), passed through to the request body as is.
+fn json_body(value: &JsValue) -> Result<Vec<u8>, KubeErrorInit> {
     js_sys::JSON::stringify(value)
         .ok()
         .and_then(|s| s.as_string())
-        .and_then(|s| RawValue::from_string(s).ok())
+        .map(String::into_bytes)
         .ok_or_else(|| KubeErrorInit::invalid("the object could not be serialized to JSON"))
 }
 
@@ -527,7 +528,7 @@ impl ResourceClient {
         let api = self.scoped(namespace.as_deref());
         Ok(future_to_promise(async move {
             let o = api
-                .patch(&name, &body, kind, &params)
+                .patch_json(&name, "", body, kind, &params)
                 .await
                 .map_err(|e| from_rest(&e))?;
             Ok(to_js_owned(&o))
@@ -594,12 +595,10 @@ impl ResourceClient {
 
 /// A `Status` as a plain JS object, shaped as the server sends it.
 fn status_to_js(s: &Status) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(s)
-        .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
-    let o = js_sys::JSON::parse(&text)?;
+    let o = super::error::status_object(s);
     let _ = Reflect::set(&o, &"kind".into(), &"Status".into());
     let _ = Reflect::set(&o, &"apiVersion".into(), &"v1".into());
-    Ok(o)
+    Ok(o.into())
 }
 
 /// Whether a value is a `Status` object (`kind: 'Status'`), such as what

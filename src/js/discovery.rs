@@ -3,11 +3,11 @@
 
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
+use super::promise::future_to_promise;
 use crate::api::{builtin_resources, ApiResource, RestMapper};
 
 #[wasm_bindgen(typescript_custom_section)]

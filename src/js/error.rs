@@ -84,14 +84,16 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
         E::ResponseTooLarge { .. } => (0, "ResponseTooLarge".to_string()),
     };
     let status = match e {
-        E::Api(a) if a.is_status => serde_wasm_bindgen::to_value(&crate::rest::Status {
-            status: "Failure".into(),
-            message: a.message.clone(),
-            reason: a.reason.clone(),
-            details: a.details.clone(),
-            code: a.code,
-        })
-        .ok(),
+        E::Api(a) if a.is_status => Some(
+            status_object(&crate::rest::Status {
+                status: "Failure".into(),
+                message: a.message.clone(),
+                reason: a.reason.clone(),
+                details: a.details.clone(),
+                code: a.code,
+            })
+            .into(),
+        ),
         _ => None,
     };
     KubeErrorInit {
@@ -102,4 +104,47 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
         status,
     }
     .into_js()
+}
+
+/// A `Status` as a plain JS object with the members its JSON has, in the
+/// same order (empty strings, absent details and no causes left out; `code`
+/// always present).
+pub(crate) fn status_object(s: &crate::rest::Status) -> js_sys::Object {
+    use js_sys::{Array, Object, Reflect};
+    let set = |o: &Object, key: &str, v: &JsValue| {
+        let _ = Reflect::set(o, &JsValue::from_str(key), v);
+    };
+    let text = |o: &Object, key: &str, v: &str| {
+        if !v.is_empty() {
+            set(o, key, &JsValue::from_str(v));
+        }
+    };
+    let o = Object::new();
+    text(&o, "status", &s.status);
+    text(&o, "message", &s.message);
+    text(&o, "reason", &s.reason);
+    if let Some(d) = &s.details {
+        let details = Object::new();
+        text(&details, "name", &d.name);
+        text(&details, "group", &d.group);
+        text(&details, "kind", &d.kind);
+        text(&details, "uid", &d.uid);
+        if !d.causes.is_empty() {
+            let causes = Array::new();
+            for c in &d.causes {
+                let cause = Object::new();
+                text(&cause, "reason", &c.reason);
+                text(&cause, "message", &c.message);
+                text(&cause, "field", &c.field);
+                causes.push(&cause);
+            }
+            set(&details, "causes", &causes);
+        }
+        if let Some(secs) = d.retry_after_seconds {
+            set(&details, "retryAfterSeconds", &JsValue::from(secs));
+        }
+        set(&o, "details", &details);
+    }
+    set(&o, "code", &JsValue::from(s.code));
+    o
 }

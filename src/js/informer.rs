@@ -15,7 +15,6 @@ use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::cache_shape::{factory_error, options_conflict, Shape};
 use super::changes::{ChangeKind, ChangeSet, Diff};
@@ -25,6 +24,7 @@ use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
 use super::persist::Persist;
+use super::promise::future_to_promise;
 use super::selector::{label_selector, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler,

@@ -7,11 +7,11 @@ use std::rc::Rc;
 use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
+use super::promise::future_to_promise;
 use crate::api::{pod_logs, LogLines, LogParams};
 use crate::rest::Client;
 

@@ -22,6 +22,7 @@ mod object;
 mod options;
 mod persist;
 mod poison;
+mod promise;
 mod selector;
 mod transport;
 mod warnings;

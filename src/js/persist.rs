@@ -26,10 +26,11 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::error::KubeErrorInit;
 use super::options;
+use super::promise::future_to_promise;
 use crate::cache::{
     object_key, Handler, Notification, Registration, Seed, SeedSource, SharedIndexInformer,
 };

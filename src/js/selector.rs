@@ -6,7 +6,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::error::KubeErrorInit;
-use crate::cache::{LabelSelector, SelectorError};
+use crate::cache::{LabelSelector, LabelSelectorSpec, SelectorError};
 
 #[wasm_bindgen(typescript_custom_section)]
 const SELECTOR_TS: &'static str = r#"
@@ -63,8 +63,12 @@ pub fn label_selector(obj: &JsValue, name: &str) -> Result<LabelSelector, JsValu
         ))
         .into_js());
     }
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(|e| {
-        KubeErrorInit::invalid(format!("option `{name}` is not a label selector: {e}")).into_js()
-    })?;
-    LabelSelector::from_spec_json(&json).map_err(selector_error)
+    let json = js_sys::JSON::stringify(&v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| {
+            KubeErrorInit::invalid(format!("option `{name}` is not a label selector")).into_js()
+        })?;
+    let spec = LabelSelectorSpec::from_json(json.as_bytes()).map_err(selector_error)?;
+    LabelSelector::from_spec(spec.as_ref()).map_err(selector_error)
 }

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::options::{self, millis, report};
+use super::promise::future_to_promise;
 use crate::rt::real_clock;
 use crate::workqueue::WorkQueue as _;
 use crate::workqueue::{

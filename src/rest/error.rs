@@ -189,8 +189,71 @@ impl Status {
         if super::scan::find_path(body, &["kind"])? != b"\"Status\"" {
             return None;
         }
-        serde_json::from_slice(body).ok()
+        Status::from_json(body).ok()
     }
+
+    /// Read a `Status` document as Go's `encoding/json` would: unknown
+    /// members skipped, `null` read as empty, a member of the wrong type (or
+    /// a code out of range) an error. Read by the scan reader rather than
+    /// the `serde` derive, which would bring `serde_json`'s deserializer into
+    /// the wasm module for the one document every error path decodes.
+    pub(crate) fn from_json(body: &[u8]) -> Result<Status, Error> {
+        let mut r = super::Reader::new(body, "Status");
+        let mut s = Status::default();
+        r.object(|key, r| {
+            match key {
+                b"status" => s.status = r.string()?,
+                b"message" => s.message = r.string()?,
+                b"reason" => s.reason = r.string()?,
+                b"code" => s.code = r.integer(0, u16::MAX.into())? as u16,
+                b"details" => s.details = (!r.null()).then(|| details(r)).transpose()?,
+                _ => r.skip()?,
+            }
+            Ok(())
+        })?;
+        r.end()?;
+        Ok(s)
+    }
+}
+
+/// `Status.details` at the reader.
+fn details(r: &mut super::Reader<'_>) -> Result<StatusDetails, Error> {
+    let mut d = StatusDetails::default();
+    r.object(|key, r| {
+        match key {
+            b"name" => d.name = r.string()?,
+            b"group" => d.group = r.string()?,
+            b"kind" => d.kind = r.string()?,
+            b"uid" => d.uid = r.string()?,
+            b"retryAfterSeconds" => {
+                d.retry_after_seconds = if r.null() {
+                    None
+                } else {
+                    Some(r.integer(0, u32::MAX.into())? as u32)
+                }
+            }
+            b"causes" => {
+                d.causes.clear();
+                r.array(|r| {
+                    let mut c = StatusCause::default();
+                    r.object(|key, r| {
+                        match key {
+                            b"reason" => c.reason = r.string()?,
+                            b"message" => c.message = r.string()?,
+                            b"field" => c.field = r.string()?,
+                            _ => r.skip()?,
+                        }
+                        Ok(())
+                    })?;
+                    d.causes.push(c);
+                    Ok(())
+                })?
+            }
+            _ => r.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(d)
 }
 
 impl Error {

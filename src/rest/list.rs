@@ -70,7 +70,7 @@ pub(super) fn key_hint(raw: &[u8]) -> String {
                         *k = Some(text);
                     }
                 } else if keys.len() == 2 && keys[0] == Some(b"metadata".as_slice()) {
-                    let value = || serde_json::from_slice::<String>(quoted).unwrap_or_default();
+                    let value = || crate::rest::scan::json_string(quoted).unwrap_or_default();
                     match keys[1] {
                         Some(b"name") => name = value(),
                         Some(b"namespace") => ns = value(),

@@ -13,11 +13,9 @@
 //! whole body. The list's `metadata` may come before or after `items`.
 use std::rc::Rc;
 
-use serde::Deserialize;
-
 use super::list::{key_hint, ObjectList};
 use super::object::KubeObject;
-use super::scan;
+use super::scan::{self, Reader};
 use super::Error;
 
 /// What is told a page's continue token as soon as it is decoded.
@@ -96,15 +94,36 @@ struct Extent {
 }
 
 /// `metadata` of a list, as far as the pager and reflector need it.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct ListMeta {
-    #[serde(default)]
-    resource_version: Option<String>,
-    #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
-    #[serde(default)]
+    resource_version: String,
+    continue_token: String,
     remaining_item_count: Option<i64>,
+}
+
+impl ListMeta {
+    /// Read by the scan reader (`null` is empty, unknown members skipped).
+    fn read(v: &[u8]) -> Result<ListMeta, Error> {
+        let mut r = Reader::new(v, "list metadata");
+        let mut m = ListMeta::default();
+        r.object(|key, r| {
+            match key {
+                b"resourceVersion" => m.resource_version = r.string()?,
+                b"continue" => m.continue_token = r.string()?,
+                b"remainingItemCount" => {
+                    m.remaining_item_count = if r.null() {
+                        None
+                    } else {
+                        Some(r.integer(i64::MIN, i64::MAX)?)
+                    }
+                }
+                _ => r.skip()?,
+            }
+            Ok(())
+        })?;
+        r.end()?;
+        Ok(m)
+    }
 }
 
 /// A list response decoded chunk by chunk ([`feed`](Self::feed), then
@@ -408,16 +427,14 @@ impl ListDecoder {
     fn member(&mut self, member: Member, i: usize, n: usize) -> Result<(), Error> {
         let v = self.buf.get(i..i + n).unwrap_or_default();
         scan::check_value(v).map_err(|e| self.fail(&format!("invalid value: {e}"), i))?;
-        let text = || serde_json::from_slice::<String>(v).ok();
+        let text = || scan::json_string(v);
         match member {
             Member::ApiVersion => self.list.api_version = text().unwrap_or_default(),
             Member::Kind => self.list.kind = text().unwrap_or_default(),
             Member::Metadata => {
-                let meta = serde_json::from_slice::<Option<ListMeta>>(v)
-                    .map_err(|e| Error::decode(format!("invalid list metadata: {e}"), v))?
-                    .unwrap_or_default();
-                self.list.resource_version = meta.resource_version.unwrap_or_default();
-                self.list.continue_token = meta.continue_token.filter(|c| !c.is_empty());
+                let meta = ListMeta::read(v)?;
+                self.list.resource_version = meta.resource_version;
+                self.list.continue_token = Some(meta.continue_token).filter(|c| !c.is_empty());
                 self.list.remaining_item_count = meta.remaining_item_count;
                 if !std::mem::replace(&mut self.metadata_seen, true) {
                     if let (Some(f), Some(t)) = (&self.hooks.on_continue, &self.list.continue_token)

@@ -68,14 +68,100 @@ impl<'a> StrSpan<'a> {
                 .map(Box::from)
                 .map_err(|_| Error::decode("invalid UTF-8 in string", self.bytes));
         }
-        let mut quoted = Vec::with_capacity(self.bytes.len() + 2);
-        quoted.push(b'"');
-        quoted.extend_from_slice(self.bytes);
-        quoted.push(b'"');
-        serde_json::from_slice::<String>(&quoted)
+        unescape(self.bytes)
             .map(String::into_boxed_str)
-            .map_err(|e| Error::decode(format!("bad string: {e}"), self.bytes))
+            .map_err(|f| {
+                Error::decode(
+                    format!("bad string: {} at byte {}", f.what, f.at),
+                    self.bytes,
+                )
+            })
     }
+}
+
+/// A string's contents with its escapes decoded, under the rules the scan
+/// validates them by (`\u` surrogates only as a high-low pair).
+fn unescape(b: &[u8]) -> Result<String, Fail> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while let Some(rest) = b.get(i..).filter(|r| !r.is_empty()) {
+        let plain = rest.iter().position(|&c| c == b'\\').unwrap_or(rest.len());
+        out.extend_from_slice(rest.get(..plain).unwrap_or_default());
+        let at = i + plain;
+        if at >= b.len() {
+            break;
+        }
+        let end = escape_end(b, at + 1)?;
+        let c = match b.get(at + 1) {
+            Some(b'u') => {
+                let hi = u32::from(hex4(b, at + 2).unwrap_or(0));
+                let code = if (0xD800..0xDC00).contains(&hi) {
+                    let lo = u32::from(hex4(b, at + 8).unwrap_or(0));
+                    0x10000 + ((hi - 0xD800) << 10) + lo.wrapping_sub(0xDC00)
+                } else {
+                    hi
+                };
+                char::from_u32(code).ok_or(Fail {
+                    what: "invalid \\u escape",
+                    at,
+                })?
+            }
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(&c) => char::from(c),
+            None => break,
+        };
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        i = end;
+    }
+    String::from_utf8(out).map_err(|e| Fail {
+        what: "invalid UTF-8 in string",
+        at: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// `s` as a JSON string literal, escaped as `serde_json` writes one: `"`,
+/// `\\` and control characters only (`\\n`-style where JSON has a short
+/// form, else `\\u00XX`).
+pub(crate) fn quote(s: &str) -> Vec<u8> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(s.len() + 2);
+    out.push(b'"');
+    for &c in s.as_bytes() {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0..=0x1f => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 0xf)],
+            ]),
+            _ => out.push(c),
+        }
+    }
+    out.push(b'"');
+    out
+}
+
+/// The value of one JSON string document (`"..."`, whitespace around it
+/// allowed); `None` for anything else.
+pub(crate) fn json_string(quoted: &[u8]) -> Option<String> {
+    let mut s = Scanner::new(quoted);
+    s.skip_ws();
+    let span = s.string().ok()?;
+    s.end().ok()?;
+    span.to_str().ok().map(String::from)
 }
 
 /// A watch line's envelope.
@@ -356,11 +442,68 @@ fn number_end(b: &[u8], start: usize) -> Result<usize, Fail> {
     Ok(i)
 }
 
-/// Whether a number (valid per the grammar) is finite as an `f64`; the
-/// check is serde_json's own, so both agree on the boundary.
+/// Whether a number (valid per the grammar) is finite as an `f64`, that is
+/// below 2^1024 − 2^970, the midpoint between `f64::MAX` and 2^1024 where
+/// round-to-nearest-even (`f64::MAX`'s last bit is odd) starts rounding up to
+/// infinity, as Go's `strconv.ParseFloat` rounds.
 #[cold]
 fn in_f64_range(text: &[u8]) -> bool {
-    serde_json::from_slice::<f64>(text).is_ok()
+    /// The midpoint's decimal digits (it is an integer of 309 digits).
+    const LIMIT: &[u8] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+    let (mantissa, exp) = match text.iter().position(|&c| c == b'e' || c == b'E') {
+        Some(e) => (
+            text.get(..e).unwrap_or_default(),
+            text.get(e + 1..).unwrap_or_default(),
+        ),
+        None => (text, &b""[..]),
+    };
+    // The significant digits, and how many of them stand before the point.
+    let mut digits: Vec<u8> = Vec::with_capacity(mantissa.len());
+    let mut int_len: i64 = 0;
+    let mut before_point = true;
+    for &c in mantissa {
+        match c {
+            b'.' => before_point = false,
+            b'0'..=b'9' => {
+                if digits.is_empty() && c == b'0' {
+                    if !before_point {
+                        int_len -= 1;
+                    }
+                    continue;
+                }
+                digits.push(c);
+                if before_point {
+                    int_len += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if digits.is_empty() {
+        return true;
+    }
+    // A huge exponent is clamped: far past either end, its digits do not
+    // matter.
+    let mut e: i64 = 0;
+    let negative = exp.first() == Some(&b'-');
+    for &c in exp.iter().filter(|c| c.is_ascii_digit()) {
+        e = e
+            .saturating_mul(10)
+            .saturating_add(i64::from(c - b'0'))
+            .min(1 << 60);
+    }
+    let magnitude = int_len.saturating_add(if negative { -e } else { e });
+    match magnitude.cmp(&309) {
+        std::cmp::Ordering::Less => true,
+        std::cmp::Ordering::Greater => false,
+        std::cmp::Ordering::Equal => {
+            while digits.last() == Some(&b'0') {
+                digits.pop();
+            }
+            // Both have 309 digits before the point: compare as decimals.
+            digits.as_slice() < LIMIT
+        }
+    }
 }
 
 #[inline]

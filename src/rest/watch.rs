@@ -98,7 +98,7 @@ pub fn decode_event(line: &[u8]) -> Result<WatchEvent, Error> {
         b"MODIFIED" => WatchEvent::Modified(make(obj)?),
         b"DELETED" => WatchEvent::Deleted(make(obj)?),
         b"BOOKMARK" => WatchEvent::Bookmark(make(obj)?),
-        b"ERROR" => match serde_json::from_slice::<Status>(obj.raw) {
+        b"ERROR" => match Status::from_json(obj.raw) {
             Ok(s) => WatchEvent::Error(s),
             Err(e) => return Err(Error::decode(format!("bad ERROR event status: {e}"), line)),
         },

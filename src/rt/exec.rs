@@ -33,6 +33,13 @@ pub fn spawn_local<F>(fut: F) -> TaskHandle
 where
     F: Future<Output = ()> + 'static,
 {
+    spawn_boxed(Box::pin(fut))
+}
+
+/// One instance of the abort wrapper and of the executor's task for every
+/// spawned future (each future type would otherwise get its own copies).
+#[inline(never)]
+fn spawn_boxed(fut: Pin<Box<dyn Future<Output = ()>>>) -> TaskHandle {
     let (abort, reg) = AbortHandle::new_pair();
     let task = async move {
         let _ = Abortable::new(fut, reg).await;

@@ -40,11 +40,54 @@ pub(crate) fn sort<T: Ord>(v: &mut [T]) {
     sort_by(v, T::cmp)
 }
 
-/// The one instance of std's sort: indices by a dynamic comparator, ties
-/// broken by index so the (unstable, allocation-free) sort is stable.
+/// Runs of this many indices are insertion-sorted before merging.
+const RUN: usize = 16;
+
+/// The one sort: indices by a dynamic comparator, a stable bottom-up merge
+/// sort over insertion-sorted runs. Written out rather than std's (whose one
+/// `u32` instance, with its sorting networks, is about 10 KB of wasm): the
+/// crate sorts label sets of a few entries and lists of up to thousands.
 #[inline(never)]
 fn sort_indices(perm: &mut [u32], cmp: &mut dyn FnMut(u32, u32) -> Ordering) {
-    perm.sort_unstable_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
+    let less = |cmp: &mut dyn FnMut(u32, u32) -> Ordering, a: u32, b: u32| cmp(a, b).is_lt();
+    for run in perm.chunks_mut(RUN) {
+        for i in 1..run.len() {
+            let mut j = i;
+            while j > 0 && less(cmp, run[j], run[j - 1]) {
+                run.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+    }
+    let n = perm.len();
+    if n <= RUN {
+        return;
+    }
+    let mut buf = vec![0u32; n];
+    let mut width = RUN;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (start, mid, start);
+            // Ties take the left run's index first: stable.
+            while i < mid && j < end {
+                if less(cmp, perm[j], perm[i]) {
+                    buf[k] = perm[j];
+                    j += 1;
+                } else {
+                    buf[k] = perm[i];
+                    i += 1;
+                }
+                k += 1;
+            }
+            buf[k..k + (mid - i)].copy_from_slice(&perm[i..mid]);
+            k += mid - i;
+            buf[k..end].copy_from_slice(&perm[j..end]);
+        }
+        perm.copy_from_slice(&buf);
+        width *= 2;
+    }
 }
 
 /// Puts `v[perm[i]]` at `i` for every `i`, following each cycle of the
@@ -71,13 +114,19 @@ mod tests {
     #[test]
     fn sorts_stably_at_every_length_around_the_stack_buffer() {
         let mut r = crate::rt::Rng::with_seed(7);
-        for n in [0, 1, 2, 3, 17, 31, 32, 33, 64, 500] {
+        // Around the stack buffer, the insertion-sorted runs and the merge
+        // widths (an odd tail run included).
+        for n in [0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 64, 500, 1000, 4097] {
             // Few distinct keys, so stability is exercised.
             let mut v: Vec<(u64, usize)> = (0..n).map(|i| (r.next_u64() % 5, i)).collect();
             let mut want = v.clone();
             want.sort_by_key(|e| e.0);
             sort_by(&mut v, |a, b| a.0.cmp(&b.0));
             assert_eq!(v, want, "n = {n}");
+            // Distinct keys in reverse order.
+            let mut v: Vec<usize> = (0..n).rev().collect();
+            sort(&mut v);
+            assert!(v.iter().copied().eq(0..n), "reversed, n = {n}");
         }
     }
 

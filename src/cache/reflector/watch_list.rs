@@ -5,7 +5,6 @@
 //! watch. The RV used for the `Replace` comes only from non-ADDED events
 //! (RL-22): initial ADDEDs are not RV-ordered.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -18,6 +17,7 @@ use crate::cache::keys::object_key;
 use crate::cache::list_watch::EventStream;
 use crate::cache::status::Phase;
 use crate::rest::{Error, KubeObject, WatchEvent, WatchParams};
+use crate::rt::fx::FxHashMap;
 
 /// How one watch-list attempt ended, when it did not produce a stream.
 enum Attempt {
@@ -105,7 +105,7 @@ impl Reflector {
         };
         let started = self.clock.now();
         let mut events = 0u64;
-        let mut temp: BTreeMap<String, KubeObject> = BTreeMap::new();
+        let mut temp: FxHashMap<String, KubeObject> = FxHashMap::default();
         let mut rv = String::new();
         loop {
             match stream.next().await {
@@ -131,7 +131,12 @@ impl Reflector {
                         if let Some(o) = ev.object() {
                             rv = o.resource_version().to_owned();
                         }
-                        let items: Vec<KubeObject> = temp.into_values().collect();
+                        // In key order, as a sorted map would give them: the
+                        // replace (and what handlers see) does not depend on
+                        // the hash.
+                        let mut keyed: Vec<(String, KubeObject)> = temp.into_iter().collect();
+                        crate::rt::sort::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
+                        let items: Vec<KubeObject> = keyed.into_iter().map(|(_, o)| o).collect();
                         let n = items.len() as u64;
                         let skipped = self.fifo.replace_prepared(items, &rv);
                         self.report_skipped(skipped);

@@ -15,7 +15,6 @@ use std::fmt;
 use std::rc::{Rc, Weak};
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 
 use super::scan::{self, ObjectSpan, StrSpan};
 use super::Error;
@@ -225,22 +224,21 @@ impl KubeObject {
         self.decode()
     }
 
-    /// `metadata.annotations`, parsed on demand from the raw bytes.
+    /// `metadata.annotations`, parsed on demand from the raw bytes (empty
+    /// when absent or not a map of strings).
     pub fn annotations(&self) -> BTreeMap<String, String> {
-        #[derive(Deserialize)]
-        struct H {
-            #[serde(default)]
-            metadata: Option<M>,
-        }
-        #[derive(Deserialize)]
-        struct M {
-            #[serde(default)]
-            annotations: Option<BTreeMap<String, String>>,
-        }
-        serde_json::from_slice::<H>(&self.0.raw)
-            .ok()
-            .and_then(|h| h.metadata)
-            .and_then(|m| m.annotations)
+        let read = |v: &[u8]| {
+            let mut out = BTreeMap::new();
+            let mut r = scan::Reader::new(v, "annotations");
+            r.object(|key, r| {
+                let key = String::from_utf8_lossy(key).into_owned();
+                out.insert(key, r.string()?);
+                Ok(())
+            })?;
+            Ok::<_, Error>(out)
+        };
+        scan::find_path(&self.0.raw, &["metadata", "annotations"])
+            .and_then(|v| read(v).ok())
             .unwrap_or_default()
     }
 

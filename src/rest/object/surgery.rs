@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::super::scan::ObjectSpan;
+use super::super::scan::{self, ObjectSpan};
 use super::KubeObject;
 
 /// Byte ranges inside an object's raw JSON.
@@ -180,9 +180,7 @@ impl KubeObject {
         raw.push(b'{');
         for (name, value) in [("apiVersion", obj.api_version()), ("kind", obj.kind())] {
             if !value.is_empty() {
-                // Serializing a str cannot fail; an empty value is the fallback.
-                let quoted = serde_json::to_string(value).unwrap_or_default();
-                member(&mut raw, name, quoted.as_bytes());
+                member(&mut raw, name, &scan::quote(value));
             }
         }
         let metadata = member(&mut raw, "metadata", meta_bytes);

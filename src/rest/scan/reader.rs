@@ -39,7 +39,7 @@ impl<'a> Reader<'a> {
     }
 
     /// At `null`: consumes it.
-    fn null(&mut self) -> bool {
+    pub(crate) fn null(&mut self) -> bool {
         self.s.skip_ws();
         if self
             .s
@@ -156,6 +156,28 @@ impl<'a> Reader<'a> {
             b"false" | b"null" => Ok(false),
             _ => {
                 let e = self.s.err("expected a boolean");
+                self.check(e)
+            }
+        }
+    }
+
+    /// An integer within `min..=max` (`null` reads as 0). A fraction or
+    /// exponent is an error even when the value is whole, as Go refuses
+    /// `1.0` for an integer field.
+    pub(crate) fn integer(&mut self, min: i64, max: i64) -> Result<i64, Error> {
+        let v = self.s.value();
+        let v = self.check(v)?;
+        if v == b"null" {
+            return Ok(0);
+        }
+        let n = std::str::from_utf8(v)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .filter(|n| (min..=max).contains(n));
+        match n {
+            Some(n) => Ok(n),
+            None => {
+                let e = self.s.err("expected an integer in range");
                 self.check(e)
             }
         }

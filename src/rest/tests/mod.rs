@@ -4,5 +4,6 @@ mod client_tests;
 mod decode_props;
 mod error_tests;
 mod gate_tests;
+mod json_text_tests;
 mod warning_tests;
 mod watch_tests;
