@@ -101,6 +101,23 @@ test('two tabs with the same ten informers open one set of watches; closing one 
   await until(async () => (await openWatches()) === 0, 20_000, 'every watch released once both tabs closed');
 });
 
+test('a tab that goes without a word (no pagehide message) still gives its share back', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(BLANK());
+  // Registered before the package's own listener: the worker never hears "bye",
+  // and learns of the closed tab from the Web Lock the tab held.
+  await page.evaluate(() => window.addEventListener('pagehide', (e) => e.stopImmediatePropagation()));
+  const a = await page.evaluate(connect, { scopes: [SCOPES[0], SCOPES[1]] });
+  assert.equal(a.host.kind, 'shared-worker');
+  const b = await tab({ scopes: [SCOPES[0]] });
+  await until(async () => (await openWatches()) === 2, 10_000, 'pods and services watched once');
+  await page.close();
+  await until(async () => (await openWatches()) === 1, 15_000, 'the closed tab\'s services released');
+  await sim.call('/sim/churn/steps', { steps: 10, seed: 19 });
+  await converged([b.page], 'the remaining tab stays live');
+  await b.page.close();
+});
+
 test('a paused tab resumes from where it stopped, without listing again', async () => {
   const a = await tab({ scopes: SCOPES.slice(0, 1), factory: { releaseGraceMs: 30_000, hiddenPauseMs: 100 } });
   // A second tab keeps the worker's informer busy while the first one is paused.
