@@ -211,8 +211,11 @@ class Scope {
       update: (_, o) => this.record('MODIFIED', o),
       delete: (o) => this.record('DELETED', o),
     });
+    /** Whether the first sync is over: `synced`, or the informer stopped first. */
+    this.settled = false;
     this.ready = this.reg.waitForSync().then((ok) => {
       this.synced = ok;
+      this.settled = true;
       this.floor = this.seq;
       return ok;
     });
@@ -296,13 +299,6 @@ class Scope {
       const timer = setTimeout(done, ms);
       this.waiting.push(done);
     });
-  }
-
-  /** An error to answer a list with while the upstream informer has not synced and is backing off. */
-  failure() {
-    const s = this.informer.status;
-    if (s.synced || s.phase !== 'backoff' || !s.lastError) return undefined;
-    return s.lastError;
   }
 
   use() {
@@ -477,6 +473,13 @@ class Reply {
     this.send();
   }
 
+  /** Answer with an API `Status` (the request was not served). */
+  error(code, reason, message) {
+    this.head(code);
+    this.push(statusBody(code, reason, message));
+    this.end();
+  }
+
   /** End once everything queued has gone out. */
   end() {
     this.ending = true;
@@ -523,10 +526,7 @@ async function serve(tab, m) {
   }
   const where = m.method === 'GET' && url ? scopeOf(url, m.headers?.accept ?? m.headers?.Accept) : undefined;
   if (!where) {
-    const r = new Reply(tab, m.id);
-    r.head(404);
-    r.push(statusBody(404, 'NotFound', `the shared cache serves informers' lists and watches, not ${m.method} ${url?.pathname ?? m.url}`));
-    r.end();
+    new Reply(tab, m.id).error(404, 'NotFound', `the shared cache serves informers' lists and watches, not ${m.method} ${url?.pathname ?? m.url}`);
     return;
   }
   let scope = scopes.get(where.key);
@@ -535,11 +535,7 @@ async function serve(tab, m) {
       scope = new Scope(where.key, where.opts);
     } catch (e) {
       // The client refused the scope (a KubeError carries code and reason).
-      const r = new Reply(tab, m.id);
-      const code = e?.code >= 400 ? e.code : 400;
-      r.head(code);
-      r.push(statusBody(code, e?.reason ?? 'BadRequest', String(e?.message ?? e)));
-      r.end();
+      new Reply(tab, m.id).error(e?.code >= 400 ? e.code : 400, e?.reason ?? 'BadRequest', String(e?.message ?? e));
       return;
     }
     scopes.set(where.key, scope);
@@ -548,31 +544,25 @@ async function serve(tab, m) {
   scope.returned(tab);
   const q = url.searchParams;
   const watch = q.get('watch') === 'true' || q.get('watch') === '1';
-  // Wait for the upstream informer's first sync, or answer with its error.
+  // Answer once the upstream informer has synced and is watching: before
+  // that, nothing (the tab's informer keeps what it has and shows what it
+  // waits for), or the server's error while it backs off (before the first
+  // sync any error; later only a refusal, which retrying does not cure).
   for (;;) {
-    if (scope.synced || r.closed) break;
-    const err = scope.failure();
-    if (err) {
-      r.head(err.code || 500);
-      r.push(statusBody(err.code || 500, err.reason || 'InternalError', `upstream: ${err.message}`));
-      r.end();
+    if (r.closed) return;
+    if (scope.synced && scope.live) break;
+    if (scope.settled && !scope.synced) {
+      r.error(503, 'ServiceUnavailable', 'the shared cache stopped serving this scope');
       return;
     }
-    await Promise.race([scope.ready, new Promise((res) => setTimeout(res, 250))]);
-  }
-  // While the upstream informer relists or backs off, answer nothing: the
-  // tab's informer keeps what it has and shows what it is waiting for.
-  while (!scope.live && !r.closed) {
-    const err = scope.informer.status.lastError;
-    if (scope.phase === 'backoff' && REFUSED.includes(err?.code)) {
-      r.head(err.code);
-      r.push(statusBody(err.code, err.reason, `upstream: ${err.message}`));
-      r.end();
+    const { phase, lastError: err } = scope.informer.status;
+    if (phase === 'backoff' && err && (!scope.synced || REFUSED.includes(err.code))) {
+      r.error(err.code || 500, err.reason || 'InternalError', `upstream: ${err.message}`);
       return;
     }
-    await scope.untilLive(1000);
+    // (`ready` only before the sync: once resolved it would not wait at all.)
+    await (scope.synced ? scope.untilLive(1000) : Promise.race([scope.ready, scope.untilLive(250)]));
   }
-  if (r.closed) return;
   if (!watch) {
     r.head(200);
     r.source = scope.listChunks();
