@@ -57,6 +57,27 @@ export async function launch(extraArgs = []) {
   };
 }
 
+/**
+ * A page init script (`page.addInitScript(defineFirstRows)`) for the start-up
+ * benchmarks: `window.__firstRows(informer, t0)` renders the first 50 objects
+ * of the informer's first diff as table rows and resolves with the ms from
+ * `t0` to the frame that shows them.
+ */
+export function defineFirstRows() {
+  window.__firstRows = (informer, t0) => new Promise((resolve) => {
+    const table = document.body.appendChild(document.createElement('table'));
+    const off = informer.subscribe(() => {
+      off();
+      table.replaceChildren(...informer.getSnapshot().slice(0, 50).map((p) => {
+        const tr = document.createElement('tr');
+        tr.textContent = `${p.metadata.namespace}/${p.metadata.name}`;
+        return tr;
+      }));
+      requestAnimationFrame(() => resolve(performance.now() - t0));
+    });
+  });
+}
+
 /** Poll `cond` until it is truthy. */
 export async function until(cond, ms, what) {
   const end = Date.now() + ms;

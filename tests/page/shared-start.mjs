@@ -3,32 +3,22 @@
 // loading the package to its first table rows, served by the SharedWorker's
 // cache, against a tab that lists from the server itself (`host: 'page'`),
 // alternating over BENCH_RUNS tabs each.
-import { launch, startSim, until } from './harness.mjs';
+import { defineFirstRows, launch, startSim, until } from './harness.mjs';
 
 const pods = Number(process.env.BENCH_PODS || 10_000);
 const runs = Number(process.env.BENCH_RUNS || 5);
 
 /** In the page: connect (`host`), open a pods informer; resolves with ms to the first rendered rows. */
-const firstRows = (host) => new Promise((resolve) => {
+const firstRows = async (host) => {
   const t0 = performance.now();
-  (async () => {
-    const s = await import('/plain/pkg/shared.js');
-    const conn = await s.connectShared({ client: { server: location.origin }, host });
-    const pods = conn.factory.informer({ version: 'v1', resource: 'pods' });
-    const table = document.body.appendChild(document.createElement('table'));
-    window.__kw = { conn, pods };
-    const off = pods.subscribe(() => {
-      off();
-      table.replaceChildren(...pods.getSnapshot().slice(0, 50).map((p) => {
-        const tr = document.createElement('tr');
-        tr.textContent = `${p.metadata.namespace}/${p.metadata.name}`;
-        return tr;
-      }));
-      requestAnimationFrame(() => resolve({ ms: performance.now() - t0, host: conn.host.kind }));
-    });
-    conn.factory.start();
-  })();
-});
+  const s = await import('/plain/pkg/shared.js');
+  const conn = await s.connectShared({ client: { server: location.origin }, host });
+  const pods = conn.factory.informer({ version: 'v1', resource: 'pods' });
+  window.__kw = { conn, pods };
+  const shown = window.__firstRows(pods, t0);
+  conn.factory.start();
+  return { ms: await shown, host: conn.host.kind };
+};
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sim = await startSim(['--namespaces', '3', '--pods', String(pods), '--seed', '1']);
@@ -37,6 +27,7 @@ try {
   const blank = `${sim.url}/version`;
   // The tab that keeps the worker and its watch alive throughout.
   const first = await browser.context.newPage();
+  await first.addInitScript(defineFirstRows);
   await first.goto(blank);
   const keeper = await first.evaluate(firstRows, 'auto');
   if (keeper.host !== 'shared-worker') throw new Error(`first tab: ${JSON.stringify(keeper)}`);
@@ -45,6 +36,7 @@ try {
   for (let i = 0; i < runs; i++) {
     for (const host of ['auto', 'page']) {
       const page = await browser.context.newPage();
+      await page.addInitScript(defineFirstRows);
       await page.goto(blank);
       const r = await page.evaluate(firstRows, host);
       times[r.host].push(r.ms);

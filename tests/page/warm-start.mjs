@@ -1,33 +1,23 @@
 // Warm-start benchmark (`make bench`): 10,000 pods in headless Chromium, the
 // time from loading the package to the first table rows, cold (a list) and
 // warm (the copy in IndexedDB), over BENCH_RUNS reloads each.
-import { launch, startSim, until } from './harness.mjs';
+import { defineFirstRows, launch, startSim, until } from './harness.mjs';
 
 const pods = Number(process.env.BENCH_PODS || 10_000);
 const runs = Number(process.env.BENCH_RUNS || 5);
 
 /** In the page: a persisting factory and a pods informer; resolves with ms to the first rendered rows. */
-const firstRows = ({ name }) => new Promise((resolve) => {
+const firstRows = async ({ name }) => {
   const t0 = performance.now();
-  (async () => {
-    const m = await import('/plain/pkg/web/index.js');
-    await m.default();
-    const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }), { persist: { name, intervalMs: 100 } });
-    const pods = factory.informer({ version: 'v1', resource: 'pods' });
-    const table = document.body.appendChild(document.createElement('table'));
-    window.__kw = { factory, pods };
-    const off = pods.subscribe(() => {
-      off();
-      table.replaceChildren(...pods.getSnapshot().slice(0, 50).map((p) => {
-        const tr = document.createElement('tr');
-        tr.textContent = `${p.metadata.namespace}/${p.metadata.name}`;
-        return tr;
-      }));
-      requestAnimationFrame(() => resolve({ ms: performance.now() - t0, phase: pods.status.phase }));
-    });
-    factory.start();
-  })();
-});
+  const m = await import('/plain/pkg/web/index.js');
+  await m.default();
+  const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }), { persist: { name, intervalMs: 100 } });
+  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  window.__kw = { factory, pods };
+  const shown = window.__firstRows(pods, t0);
+  factory.start();
+  return { ms: await shown, phase: pods.status.phase };
+};
 
 const storedCount = (name) => new Promise((resolve) => {
   const req = indexedDB.open(`kubewasm:${name}`);
@@ -44,6 +34,7 @@ const sim = await startSim(['--namespaces', '3', '--pods', String(pods), '--seed
 const browser = await launch();
 try {
   const page = await browser.context.newPage();
+  await page.addInitScript(defineFirstRows);
   const blank = `${sim.url}/version`;
   const cold = [];
   const warm = [];
