@@ -130,6 +130,14 @@ mod tests {
         out
     }
 
+    /// The error a finished wait ended with.
+    fn failed(out: &RefCell<Option<Result<(), SyncError>>>) -> SyncError {
+        out.borrow_mut()
+            .take()
+            .expect("the wait ended")
+            .expect_err("the wait failed")
+    }
+
     #[test]
     fn an_unreachable_server_ends_the_wait_at_the_deadline_with_the_last_error() {
         let clock = FakeClock::new();
@@ -146,11 +154,7 @@ mod tests {
         assert_eq!(*out.borrow(), None, "still within the deadline");
         clock.advance(Duration::from_secs(5));
         run_until_stalled();
-        let err = out
-            .borrow_mut()
-            .take()
-            .expect("the wait ended")
-            .unwrap_err();
+        let err = failed(&out);
         assert_eq!(err.kind, SyncErrorKind::TimedOut(Duration::from_secs(5)));
         assert!(
             matches!(err.phase, Phase::Backoff | Phase::Listing),
@@ -185,11 +189,7 @@ mod tests {
         run_until_stalled();
         never.stop();
         run_until_stalled();
-        let err = out
-            .borrow_mut()
-            .take()
-            .expect("the wait ended")
-            .unwrap_err();
+        let err = failed(&out);
         assert_eq!(
             (err.kind, err.phase),
             (SyncErrorKind::Stopped, Phase::Stopped)
