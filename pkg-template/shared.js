@@ -75,8 +75,9 @@ class Link {
         break;
       case 'fail':
         s?.fail(new Error(`shared worker: ${m.message}`));
-        // The worker had let this tab go (it stopped answering for a while): say hello again, once.
-        if (m.message === 'not connected' && !this.rehello) {
+        // The worker had let this tab go (it stopped answering for a while):
+        // say hello again, once (a failure of a request already given up on is stale).
+        if (s && m.message === 'not connected' && !this.rehello) {
           this.rehello = true;
           this.port.postMessage(this.hello);
         }
