@@ -4,18 +4,15 @@
 //! runs in a page, a Web Worker, Node and edge runtimes. Each request
 //! gets its own `AbortController`; a guard aborts it when the send future or
 //! the response body is dropped, which closes the connection (a dropped
-//! watch frees its server-side watcher at once). The body is read through
-//! the `ReadableStream`'s reader, one `Uint8Array` chunk at a time, each
-//! copied once into wasm memory.
+//! watch frees its server-side watcher at once). The body is read one chunk
+//! at a time (into one reused buffer where the body is a byte stream, see
+//! `body_reader.js`), each copied once into wasm memory.
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, RequestCredentials, RequestInit,
-    Response,
-};
+use web_sys::{AbortController, Headers, ReadableStream, RequestCredentials, RequestInit, Response};
 
 use super::config::CredentialsMode;
 use super::transport::{
@@ -154,10 +151,8 @@ async fn send(req: HttpRequest, custom: Option<Function>) -> Result<HttpResponse
     let body: BodyStream = match resp.body() {
         None => futures::stream::empty().boxed_local(),
         Some(stream) => {
-            let reader: ReadableStreamDefaultReader = stream
-                .get_reader()
-                .dyn_into()
-                .map_err(|_| Error::network("response body has no default reader"))?;
+            let reader = body_reader(&stream)
+                .map_err(|_| Error::network("response body cannot be read"))?;
             body_stream(reader, guard)
         }
     };
@@ -194,24 +189,31 @@ fn as_response(v: JsValue) -> Result<Response, Error> {
     Ok(v.unchecked_into())
 }
 
-fn body_stream(reader: ReadableStreamDefaultReader, guard: AbortGuard) -> BodyStream {
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/rest/body_reader.js")]
+extern "C" {
+    /// A response body's reader (see `body_reader.js`).
+    type BodyReader;
+    #[wasm_bindgen(js_name = bodyReader, catch)]
+    fn body_reader(stream: &ReadableStream) -> Result<BodyReader, JsValue>;
+    /// The next chunk, or `null` at the end.
+    #[wasm_bindgen(method)]
+    fn read(this: &BodyReader) -> js_sys::Promise;
+}
+
+fn body_stream(reader: BodyReader, guard: AbortGuard) -> BodyStream {
     // The guard lives in the stream state: dropping the stream aborts.
     futures::stream::unfold(Some((reader, guard)), |state| async move {
         let (reader, mut guard) = state?;
-        let result = match JsFuture::from(reader.read()).await {
+        let value = match JsFuture::from(reader.read()).await {
             Ok(r) => r,
             Err(e) => return Some((Err(classify(e)), None)),
         };
-        let done = Reflect::get(&result, &JsValue::from_str("done"))
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
+        if value.is_null() {
             // Finished: nothing left to abort.
             guard.0 = None;
             return None;
         }
-        let value = Reflect::get(&result, &JsValue::from_str("value")).unwrap_or_default();
+        // Copied before the next read: the chunk's buffer is read into again.
         let chunk = match value.dyn_into::<Uint8Array>() {
             Ok(a) => a.to_vec(),
             Err(_) => return Some((Err(Error::network("body chunk is not a Uint8Array")), None)),
