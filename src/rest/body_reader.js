@@ -7,7 +7,7 @@
 // BENCHMARKS.md). A byte stream's BYOB reader instead fills a buffer we give
 // it and gives it back, so the same pages are reused. Bodies that are not
 // byte streams (a polyfill, a supplied `fetch`) keep the default reader.
-const SIZE = 256 * 1024;
+const SIZE = 64 * 1024;
 
 // `{ read() }`: a promise of the next chunk (a Uint8Array), or of null at the end.
 export function bodyReader(stream) {
