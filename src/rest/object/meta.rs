@@ -1,7 +1,10 @@
 //! The parsed part of an object's `metadata`, stored compactly.
 
 use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::rc::Rc;
 
 use serde::Deserialize;
 
@@ -28,7 +31,19 @@ pub struct ObjectMeta {
     creation_timestamp: Option<Span>,
     deletion_timestamp: Option<Span>,
     labels: Labels,
-    owner_references: Box<[OwnerReference]>,
+    owner_references: Box<[OwnerSpans]>,
+}
+
+/// One `ownerReferences` entry, its strings in the metadata's text buffer
+/// (one allocation for every entry instead of four strings each).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct OwnerSpans {
+    api_version: Span,
+    kind: Span,
+    name: Span,
+    uid: Span,
+    controller: Option<bool>,
+    block_owner_deletion: Option<bool>,
 }
 
 /// A range of a text buffer.
@@ -82,7 +97,7 @@ impl fmt::Debug for ObjectMeta {
             .field("creation_timestamp", &self.creation_timestamp())
             .field("deletion_timestamp", &self.deletion_timestamp())
             .field("labels", &self.labels)
-            .field("owner_references", &self.owner_references)
+            .field("owner_references", &self.owner_references())
             .finish()
     }
 }
@@ -220,27 +235,34 @@ impl ObjectMeta {
     pub fn labels(&self) -> &Labels {
         &self.labels
     }
-    /// `metadata.ownerReferences`.
-    pub fn owner_references(&self) -> &[OwnerReference] {
-        &self.owner_references
+    /// `metadata.ownerReferences` (built on each call: rarely read, so
+    /// kept compact).
+    pub fn owner_references(&self) -> Vec<OwnerReference> {
+        let text = |s: Span| Span::of(&self.text, s).to_owned();
+        self.owner_references
+            .iter()
+            .map(|r| OwnerReference {
+                api_version: text(r.api_version),
+                kind: text(r.kind),
+                name: text(r.name),
+                uid: text(r.uid),
+                controller: r.controller,
+                block_owner_deletion: r.block_owner_deletion,
+            })
+            .collect()
     }
 
     /// Heap bytes held (the text buffer, labels and owner references).
     pub(super) fn heap_bytes(&self) -> usize {
         self.text.len()
             + self.labels.heap_bytes()
-            + self.owner_references.len() * std::mem::size_of::<OwnerReference>()
-            + self
-                .owner_references
-                .iter()
-                .map(|r| r.api_version.len() + r.kind.len() + r.name.len() + r.uid.len())
-                .sum::<usize>()
+            + self.owner_references.len() * std::mem::size_of::<OwnerSpans>()
     }
 }
 
 /// Parse the metadata value (`{…}` or `null`) found by the scanner: the
 /// fields the cache needs are taken from the scan, annotations and
-/// managedFields are skipped, and only `ownerReferences` goes through serde.
+/// managedFields are skipped.
 pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
     let Some(m) = m else {
         return Ok(ObjectMeta::default());
@@ -263,7 +285,14 @@ pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
         m.creation_timestamp,
         m.deletion_timestamp,
     ];
-    let bytes = fields.iter().flatten().map(|s| s.bytes.len()).sum();
+    let owner_bytes: usize = m
+        .owner_references
+        .iter()
+        .flat_map(|r| [r.api_version, r.kind, r.name, r.uid])
+        .flatten()
+        .map(|s| s.bytes.len())
+        .sum();
+    let bytes = fields.iter().flatten().map(|s| s.bytes.len()).sum::<usize>() + owner_bytes;
     let mut text = TextBuilder(String::with_capacity(bytes));
     let mut push = |s: Option<StrSpan<'_>>| -> Result<Option<Span>, Error> {
         match s {
@@ -300,14 +329,11 @@ pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
 
     let mut owner_references = Vec::with_capacity(m.owner_references.len());
     for r in m.owner_references {
-        let text = |s: Option<StrSpan<'_>>| -> Result<String, Error> {
-            s.map_or_else(|| Ok(String::new()), |s| s.to_cow().map(String::from))
-        };
-        owner_references.push(OwnerReference {
-            api_version: text(r.api_version)?,
-            kind: text(r.kind)?,
-            name: text(r.name)?,
-            uid: text(r.uid)?,
+        owner_references.push(OwnerSpans {
+            api_version: push(r.api_version)?.unwrap_or_default(),
+            kind: push(r.kind)?.unwrap_or_default(),
+            name: push(r.name)?.unwrap_or_default(),
+            uid: push(r.uid)?.unwrap_or_default(),
             controller: r.controller,
             block_owner_deletion: r.block_owner_deletion,
         });
@@ -327,6 +353,35 @@ pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
     })
 }
 
-pub(super) fn str_or_empty(s: Option<StrSpan<'_>>) -> Result<Box<str>, Error> {
-    s.map_or_else(|| Ok(Box::default()), StrSpan::to_str)
+/// An `apiVersion` or `kind`: nearly every object of a collection has the
+/// same, so the last few seen are shared instead of allocated per object.
+pub(super) fn interned(s: Option<StrSpan<'_>>) -> Result<Rc<str>, Error> {
+    thread_local! {
+        static SEEN: RefCell<Vec<Rc<str>>> = const { RefCell::new(Vec::new()) };
+        static NEXT: Cell<usize> = const { Cell::new(0) };
+    }
+    const KEEP: usize = 16;
+    let text = match s {
+        Some(s) => s.to_cow()?,
+        None => Cow::Borrowed(""),
+    };
+    Ok(SEEN.with(|seen| {
+        let Ok(mut seen) = seen.try_borrow_mut() else {
+            return Rc::from(text.as_ref());
+        };
+        if let Some(hit) = seen.iter().find(|n| n.as_ref() == text.as_ref()) {
+            return hit.clone();
+        }
+        let name: Rc<str> = Rc::from(text.as_ref());
+        if seen.len() < KEEP {
+            seen.push(name.clone());
+        } else {
+            // Replaced in turn: bounded whatever a server sends.
+            let i = NEXT.with(|n| n.replace((n.get() + 1) % KEEP));
+            if let Some(slot) = seen.get_mut(i) {
+                *slot = name.clone();
+            }
+        }
+        name
+    }))
 }

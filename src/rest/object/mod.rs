@@ -27,7 +27,7 @@ pub use extension::Extension;
 pub use meta::{Labels, ObjectMeta, OwnerReference};
 use surgery::Spans;
 
-use meta::{parse_meta, str_or_empty};
+use meta::{interned, parse_meta};
 
 /// One Kubernetes object as the client holds it: the raw JSON exactly as the
 /// server sent it, plus the metadata the cache needs, parsed once.
@@ -44,8 +44,9 @@ pub struct KubeObject(Rc<Inner>);
 
 struct Inner {
     raw: Box<[u8]>,
-    api_version: Box<str>,
-    kind: Box<str>,
+    /// Shared between objects (see `meta::interned`).
+    api_version: Rc<str>,
+    kind: Rc<str>,
     meta: ObjectMeta,
     /// Where `metadata`'s value and the `managedFields` member sit in `raw`,
     /// so the ready-made transforms cut bytes instead of re-encoding.
@@ -77,8 +78,8 @@ impl WeakKubeObject {
 impl KubeObject {
     fn build(
         raw: Box<[u8]>,
-        api_version: Box<str>,
-        kind: Box<str>,
+        api_version: Rc<str>,
+        kind: Rc<str>,
         meta: ObjectMeta,
         spans: Spans,
     ) -> Self {
@@ -96,8 +97,8 @@ impl KubeObject {
     pub(crate) fn from_span(mut span: ObjectSpan<'_>) -> Result<Self, Error> {
         let spans = Spans::of(span.raw, &mut span);
         let meta = parse_meta(span.metadata)?;
-        let api_version = str_or_empty(span.api_version)?;
-        let kind = str_or_empty(span.kind)?;
+        let api_version = interned(span.api_version)?;
+        let kind = interned(span.kind)?;
         Ok(Self::build(
             Box::from(span.raw),
             api_version,
@@ -121,8 +122,8 @@ impl KubeObject {
         let (api_version, kind, spans, meta) = {
             let mut span = scan::parse_object(&raw)?;
             (
-                str_or_empty(span.api_version)?,
-                str_or_empty(span.kind)?,
+                interned(span.api_version)?,
+                interned(span.kind)?,
                 Spans::of(&raw, &mut span),
                 parse_meta(span.metadata)?,
             )
@@ -259,8 +260,6 @@ impl KubeObject {
         std::mem::size_of::<Inner>()
             + self.0.raw.len()
             + self.0.spans.layout.len() * 4
-            + self.0.api_version.len()
-            + self.0.kind.len()
             + m.heap_bytes()
     }
 }

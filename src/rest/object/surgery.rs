@@ -75,9 +75,10 @@ pub(crate) fn layout_member<'a>(
     Some((text(at(0)?, at(1)?)?, text(at(2)?, at(3)?)?))
 }
 
-/// `raw` without the object member at `start..end`, and one adjacent comma
-/// so the result stays valid JSON; also returns the range removed.
-fn cut_member(raw: &[u8], start: usize, end: usize) -> (Vec<u8>, usize, usize) {
+/// The range to remove from `raw` to drop the object member at
+/// `start..end` and one adjacent comma, so the rest stays valid JSON;
+/// always within `raw`.
+fn cut_range(raw: &[u8], start: usize, end: usize) -> (usize, usize) {
     let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
     let before = raw.get(..start).unwrap_or_default();
     let after = raw.get(end..).unwrap_or_default();
@@ -90,10 +91,8 @@ fn cut_member(raw: &[u8], start: usize, end: usize) -> (Vec<u8>, usize, usize) {
             _ => (start, end),
         },
     };
-    let mut out = Vec::with_capacity(raw.len() - (to - from));
-    out.extend_from_slice(raw.get(..from).unwrap_or_default());
-    out.extend_from_slice(raw.get(to..).unwrap_or_default());
-    (out, from, to)
+    let to = to.min(raw.len());
+    (from.min(to), to)
 }
 
 impl KubeObject {
@@ -120,10 +119,27 @@ impl KubeObject {
         let Some((start, end)) = self.0.spans.managed_fields else {
             return self;
         };
-        let (raw, from, to) = cut_member(&self.0.raw, start, end);
-        let raw = raw.into_boxed_slice();
+        let (from, to) = cut_range(&self.0.raw, start, end);
         let spans = self.0.spans.after_cut(from, to);
-        self.with_bytes(raw, spans)
+        // In place when this is the only owner (a freshly decoded object,
+        // the usual case): the tail moves down, nothing is allocated.
+        match Rc::try_unwrap(self.0) {
+            Ok(mut inner) => {
+                let mut raw = std::mem::take(&mut inner.raw).into_vec();
+                raw.drain(from..to);
+                let api_version = std::mem::take(&mut inner.api_version);
+                let kind = std::mem::take(&mut inner.kind);
+                let meta = std::mem::take(&mut inner.meta);
+                Self::build(raw.into_boxed_slice(), api_version, kind, meta, spans)
+            }
+            Err(shared) => {
+                let raw = &shared.raw;
+                let mut out = Vec::with_capacity(raw.len() - (to - from));
+                out.extend_from_slice(raw.get(..from).unwrap_or_default());
+                out.extend_from_slice(raw.get(to..).unwrap_or_default());
+                KubeObject(shared).with_bytes(out.into_boxed_slice(), spans)
+            }
+        }
     }
 
     /// The same object with new bytes (a rewrite that leaves the parsed
