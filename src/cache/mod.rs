@@ -68,8 +68,8 @@ pub use reflector::{
     DEFAULT_PAGE_SIZE, DEFAULT_REFLECTOR_BACKOFF,
 };
 pub use shared_informer::{
-    metadata_only, partial_object_metadata, strip_managed_fields, wait_for_cache_sync,
-    InformerError, InformerOptions, SeedSource, SharedIndexInformer,
+    metadata_only, partial_object_metadata, strip_managed_fields, wait_for_cache_sync, Applied,
+    InformerError, InformerOptions, Observer, SeedSource, SharedIndexInformer,
 };
 pub use status::{Failure, HeldBack, InformerStatus, Phase, StatusCell, StatusError};
 pub use sync_wait::{SyncError, SyncErrorKind};

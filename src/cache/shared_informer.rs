@@ -122,6 +122,7 @@ struct Inner {
     status: StatusCell,
     opts: RefCell<InformerOptions>,
     processor: Rc<Processor>,
+    observers: Observers,
     tasks: RefCell<Vec<TaskHandle>>,
     /// The reflector's task, apart from the others: a pause ends only it.
     reflector_task: RefCell<Option<TaskHandle>>,
@@ -196,21 +197,58 @@ pub struct SharedIndexInformer {
     inner: Rc<Inner>,
 }
 
-/// Forwards the controller's writes to the processor, and holds the
-/// controller back while a listener's backlog is full (shown in the status).
-struct Fanout(Rc<Processor>, StatusCell);
+/// One change the cache has just applied, as an [`Observer`] sees it.
+#[derive(Clone, Copy)]
+pub enum Applied<'a> {
+    /// A new key was stored.
+    Added(&'a KubeObject),
+    /// A cached object was replaced by a newer version: (old, new).
+    Updated(&'a KubeObject, &'a KubeObject),
+    /// A key was removed: its final state or a tombstone.
+    Deleted(&'a DeltaObject),
+}
+
+/// Called synchronously, in cache order, for every change the cache applies
+/// (see [`SharedIndexInformer::observe`]).
+pub type Observer = Rc<dyn Fn(Applied<'_>)>;
+
+/// The observers, replaced (never changed in place) when one is added, so a
+/// call can go on while another is added.
+#[derive(Clone, Default)]
+struct Observers(Rc<RefCell<Rc<[Observer]>>>);
+
+impl Observers {
+    fn tell(&self, change: Applied<'_>) {
+        let list = self.0.borrow().clone();
+        for o in list.iter() {
+            o(change);
+        }
+    }
+}
+
+/// Forwards the controller's writes to the observers and the processor,
+/// and holds the controller back while a listener's backlog is full (shown
+/// in the status).
+struct Fanout(Rc<Processor>, StatusCell, Observers);
 
 impl DeltaHandler for Fanout {
     fn on_add(&self, obj: &KubeObject, initial: bool) {
+        self.2.tell(Applied::Added(obj));
         self.0
             .distribute(Notification::Add(obj.clone(), initial), false);
     }
     fn on_update(&self, old: &KubeObject, new: &KubeObject) {
+        // The same version again (a resync, or a relist that found it
+        // unchanged): only handlers that asked for resyncs hear of it.
         let sync = old.resource_version() == new.resource_version();
+        if !sync {
+            self.2.tell(Applied::Updated(old, new));
+        }
         self.0
             .distribute(Notification::Update(old.clone(), new.clone()), sync);
     }
     fn on_delete(&self, obj: &DeltaObject) {
+        self.2.tell(Applied::Deleted(obj));
         self.0.distribute(Notification::Delete(obj.clone()), false);
     }
     fn has_room(&self) -> bool {
@@ -287,6 +325,7 @@ impl SharedIndexInformer {
             inner: Rc::new(Inner {
                 lw,
                 processor: Rc::new(processor),
+                observers: Observers::default(),
                 clock,
                 indexer,
                 fifo: RefCell::new(None),
@@ -474,6 +513,18 @@ impl SharedIndexInformer {
         })
     }
 
+    /// Watch every change as the cache applies it, for as long as the
+    /// informer lives: synchronously, in cache order, before any handler
+    /// hears of it, with no backlog (no notification is queued for it). For
+    /// cheap bookkeeping that runs no user code, such as collecting the keys
+    /// a frame's diff reports: the controller waits for it. Resyncs are not
+    /// observed.
+    pub fn observe(&self, observer: Observer) {
+        let cell = &self.inner.observers.0;
+        let list: Rc<[Observer]> = cell.borrow().iter().cloned().chain([observer]).collect();
+        *cell.borrow_mut() = list;
+    }
+
     /// Register a handler (compatibility form): `wants_resync` = the
     /// informer's default period, else never. After stop the registration
     /// is inert (never synced, never called).
@@ -567,7 +618,11 @@ impl SharedIndexInformer {
         let controller = Controller::new(
             fifo,
             inner.indexer.clone(),
-            Rc::new(Fanout(inner.processor.clone(), inner.status.clone())),
+            Rc::new(Fanout(
+                inner.processor.clone(),
+                inner.status.clone(),
+                inner.observers.clone(),
+            )),
             inner.clock.clone(),
             ControllerOptions {
                 batch: opts.batch.unwrap_or(1000).max(1),

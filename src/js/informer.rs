@@ -27,7 +27,7 @@ use super::persist::Persist;
 use super::promise::future_to_promise;
 use super::selector::{label_selector, selector_error};
 use crate::cache::{
-    partial_object_metadata, strip_managed_fields, DeltaObject, Failure, FieldSelector, Handler,
+    partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector, Handler,
     IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister,
     Notification, ReflectorOptions, Registration, ResourceScope, SharedIndexInformer,
     SharedInformerFactory, Transformer, WeakInformerFactory,
@@ -509,8 +509,8 @@ impl State {
         }
     }
 
-    fn record(self: &Rc<Self>, key: String, kind: ChangeKind) {
-        if self.changes.borrow_mut().record(&key, kind) {
+    fn record(self: &Rc<Self>, key: &str, kind: ChangeKind) {
+        if self.changes.borrow_mut().record(key, kind) {
             let me = self.clone();
             on_next_frame(move || me.flush());
         }
@@ -1073,25 +1073,21 @@ impl InformerFactory {
                 s.report_failure(f);
             }
         });
+        // The keys of the next diff, collected as the cache applies them:
+        // no notification is queued for them.
         let weak = Rc::downgrade(&state);
-        let recorder: Handler = Rc::new(move |n: Notification| {
+        inf.observe(Rc::new(move |change: Applied<'_>| {
             if let Some(state) = weak.upgrade() {
-                let (key, kind) = match &n {
-                    Notification::Add(o, _) => (crate::cache::object_key(o).ok(), ChangeKind::Add),
-                    Notification::Update(_, o) => {
-                        (crate::cache::object_key(o).ok(), ChangeKind::Update)
-                    }
-                    Notification::Delete(d) => (d.key().ok(), ChangeKind::Delete),
+                let (key, kind) = match change {
+                    Applied::Added(o) => (crate::cache::object_key(o).ok(), ChangeKind::Add),
+                    Applied::Updated(_, o) => (crate::cache::object_key(o).ok(), ChangeKind::Update),
+                    Applied::Deleted(d) => (d.key().ok(), ChangeKind::Delete),
                 };
                 if let Some(k) = key {
-                    state.record(k, kind);
+                    state.record(&k, kind);
                 }
             }
-            None
-        });
-        let reg = inf.add_handler(recorder, false);
-        let id = state.id();
-        state.regs.borrow_mut().push((id, reg));
+        }));
         if self.life.hidden.get() {
             state.apply_pause();
         }
