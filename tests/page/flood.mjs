@@ -6,7 +6,8 @@
 //   subscribe kubewasm informer, `subscribe` diffs only
 //   floor     plain JS: fetch + TextDecoder + split + JSON.parse + Map
 // Reports events/s (from the first to the last event applied), long tasks
-// (> 50 ms) during the flood, and wasm memory after it.
+// (> 50 ms) during the flood, and wasm memory after it (also as a multiple
+// of the informer's cachedBytes).
 // FLOOD_PKG=dir serves another build of the package (an A/B of a change).
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -103,6 +104,7 @@ async function run(client, pkg) {
       secs: (t1 - window.__t0) / 1000,
       long: window.__long.length,
       wasm: window.__m ? window.__m.memory.buffer.byteLength : 0,
+      cached: window.__inf ? window.__inf.cachedBytes : 0,
       events,
     };
   }, { client, events: EVENTS });
@@ -121,7 +123,8 @@ try {
         if (c === 'floor' && pkg !== 'pkg') continue;
         const r = await run(c, pkg);
         (results[name] ??= []).push(r);
-        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB`);
+        const ratio = r.cached ? ` (${(r.wasm / r.cached).toFixed(2)}× the ${(r.cached / 1048576).toFixed(1)} MiB cached)` : '';
+        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB${ratio}`);
       }
     }
   }
@@ -129,7 +132,8 @@ try {
   const floor = results.floor ? median(results.floor.map((r) => EVENTS / r.secs)) : undefined;
   for (const [name, rs] of Object.entries(results)) {
     const eps = median(rs.map((r) => EVENTS / r.secs));
-    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB`);
+    const ratios = rs[0].cached ? ` (${rs.map((r) => (r.wasm / r.cached).toFixed(2)).join('/')}× cached)` : '';
+    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB${ratios}`);
   }
 } finally {
   await browser.close();
