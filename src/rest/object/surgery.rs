@@ -115,31 +115,27 @@ impl KubeObject {
     /// (no re-encoding; the parsed metadata is reused). The object itself
     /// when it has none.
     #[must_use]
-    pub fn without_managed_fields(self) -> KubeObject {
+    pub fn without_managed_fields(mut self) -> KubeObject {
         let Some((start, end)) = self.0.spans.managed_fields else {
             return self;
         };
         let (from, to) = cut_range(&self.0.raw, start, end);
         let spans = self.0.spans.after_cut(from, to);
-        // In place when this is the only owner (a freshly decoded object,
-        // the usual case): the tail moves down, nothing is allocated.
-        match Rc::try_unwrap(self.0) {
-            Ok(mut inner) => {
-                let mut raw = std::mem::take(&mut inner.raw).into_vec();
-                raw.drain(from..to);
-                let api_version = std::mem::take(&mut inner.api_version);
-                let kind = std::mem::take(&mut inner.kind);
-                let meta = std::mem::take(&mut inner.meta);
-                Self::build(raw.into_boxed_slice(), api_version, kind, meta, spans)
-            }
-            Err(shared) => {
-                let raw = &shared.raw;
-                let mut out = Vec::with_capacity(raw.len() - (to - from));
-                out.extend_from_slice(raw.get(..from).unwrap_or_default());
-                out.extend_from_slice(raw.get(to..).unwrap_or_default());
-                KubeObject(shared).with_bytes(out.into_boxed_slice(), spans)
-            }
+        // In place when this is the only owner and nothing has been built
+        // from its bytes yet (a freshly decoded object, the usual case): the
+        // tail moves down, nothing is allocated.
+        if let Some(inner) = Rc::get_mut(&mut self.0).filter(|i| i.extension.get().is_none()) {
+            let mut raw = std::mem::take(&mut inner.raw).into_vec();
+            raw.drain(from..to);
+            inner.raw = raw.into_boxed_slice();
+            inner.spans = spans;
+            return self;
         }
+        let raw = &self.0.raw;
+        let mut out = Vec::with_capacity(raw.len() - (to - from));
+        out.extend_from_slice(raw.get(..from).unwrap_or_default());
+        out.extend_from_slice(raw.get(to..).unwrap_or_default());
+        self.with_bytes(out.into_boxed_slice(), spans)
     }
 
     /// The same object with new bytes (a rewrite that leaves the parsed
@@ -264,6 +260,13 @@ mod tests {
             assert_eq!(again.meta(), &before, "{raw}");
             // The original is untouched (it was shared).
             assert_eq!(o.raw_str(), raw);
+            // The only owner is cut in place, to the same bytes.
+            let unique = KubeObject::from_json(raw.as_bytes())
+                .expect("valid")
+                .without_managed_fields();
+            assert_eq!(unique.raw(), stripped.raw(), "{raw}");
+            assert_layout(&unique);
+            assert_eq!(unique.meta(), &before, "{raw}");
             // Cutting twice is a no-op.
             let twice = stripped.clone().without_managed_fields();
             assert_eq!(twice.raw(), stripped.raw());
