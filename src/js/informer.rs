@@ -27,10 +27,10 @@ use super::persist::Persist;
 use super::promise::future_to_promise;
 use super::selector::{label_selector, selector_error};
 use crate::cache::{
-    partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector, Handler,
-    IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector, Lister as RustLister,
-    Notification, ReflectorOptions, Registration, ResourceScope, SharedIndexInformer,
-    SharedInformerFactory, Transformer, WeakInformerFactory,
+    partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
+    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
+    Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
+    SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
 };
 use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
@@ -1080,7 +1080,9 @@ impl InformerFactory {
             if let Some(state) = weak.upgrade() {
                 let (key, kind) = match change {
                     Applied::Added(o) => (crate::cache::object_key(o).ok(), ChangeKind::Add),
-                    Applied::Updated(_, o) => (crate::cache::object_key(o).ok(), ChangeKind::Update),
+                    Applied::Updated(_, o) => {
+                        (crate::cache::object_key(o).ok(), ChangeKind::Update)
+                    }
                     Applied::Deleted(d) => (d.key().ok(), ChangeKind::Delete),
                 };
                 if let Some(k) = key {

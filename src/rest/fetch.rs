@@ -12,7 +12,9 @@ use futures::StreamExt;
 use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, ReadableStream, RequestCredentials, RequestInit, Response};
+use web_sys::{
+    AbortController, Headers, ReadableStream, RequestCredentials, RequestInit, Response,
+};
 
 use super::config::CredentialsMode;
 use super::transport::{
@@ -151,8 +153,8 @@ async fn send(req: HttpRequest, custom: Option<Function>) -> Result<HttpResponse
     let body: BodyStream = match resp.body() {
         None => futures::stream::empty().boxed_local(),
         Some(stream) => {
-            let reader = body_reader(&stream)
-                .map_err(|_| Error::network("response body cannot be read"))?;
+            let reader =
+                body_reader(&stream).map_err(|_| Error::network("response body cannot be read"))?;
             body_stream(reader, guard)
         }
     };

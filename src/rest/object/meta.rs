@@ -1,8 +1,8 @@
 //! The parsed part of an object's `metadata`, stored compactly.
 
-use std::collections::BTreeMap;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
@@ -292,7 +292,12 @@ pub(super) fn parse_meta(m: Option<MetaSpan<'_>>) -> Result<ObjectMeta, Error> {
         .flatten()
         .map(|s| s.bytes.len())
         .sum();
-    let bytes = fields.iter().flatten().map(|s| s.bytes.len()).sum::<usize>() + owner_bytes;
+    let bytes = fields
+        .iter()
+        .flatten()
+        .map(|s| s.bytes.len())
+        .sum::<usize>()
+        + owner_bytes;
     let mut text = TextBuilder(String::with_capacity(bytes));
     let mut push = |s: Option<StrSpan<'_>>| -> Result<Option<Span>, Error> {
         match s {
