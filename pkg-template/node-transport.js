@@ -14,6 +14,13 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 // server back, so a consumer that stops reading costs bounded memory.
 const HIGH_WATER_BYTES = 512 * 1024;
 
+// Queued chunks are joined into one buffer per response, used again for every
+// read: kubewasm copies each chunk into wasm memory before it reads again, and
+// a fresh buffer per read is slow (the engine maps and zeroes new pages for
+// each until a garbage collection frees the old). A read returns at most this
+// much of the queue (or one larger chunk whole).
+const JOIN_BYTES = 128 * 1024;
+
 // Pooled connections idle this long are closed by us, before the usual idle
 // timeouts of load balancers in front of API servers (60 s and up) close them
 // under a request that is reusing one: a write (not retried) would fail.
@@ -56,6 +63,7 @@ class NodeResponse {
     this._res = res;
     this._queue = [];
     this._queued = 0;
+    this._join = null;
     this._paused = false;
     this._ended = false;
     this._error = null;
@@ -86,6 +94,28 @@ class NodeResponse {
     });
   }
 
+  // The next chunk to hand over: the first queued chunk alone, or as many as
+  // fit in the join buffer (a view of it, valid until the next read).
+  _take() {
+    const q = this._queue;
+    let n = 0;
+    let bytes = 0;
+    while (n < q.length && bytes + q[n].length <= JOIN_BYTES) bytes += q[n++].length;
+    if (n <= 1) {
+      const first = q.shift();
+      this._queued -= first.length;
+      return first;
+    }
+    this._join ??= new Uint8Array(JOIN_BYTES);
+    let at = 0;
+    for (const c of q.splice(0, n)) {
+      this._join.set(c, at);
+      at += c.length;
+    }
+    this._queued -= at;
+    return this._join.subarray(0, at);
+  }
+
   _fail(err) {
     if (this._ended || this._error) return;
     this._error = err;
@@ -103,13 +133,11 @@ class NodeResponse {
 
   read() {
     if (this._queue.length > 0) {
-      // Everything queued in one chunk: node:http hands over each chunk of a
+      // Queued chunks go over together: node:http hands over each chunk of a
       // chunked response separately (one watch event each from the API
       // server), and a crossing into wasm per event costs more than the copy.
-      const chunk = this._queue.length === 1 ? this._queue[0] : Buffer.concat(this._queue, this._queued);
-      this._queue = [];
-      this._queued = 0;
-      if (this._paused) {
+      const chunk = this._take();
+      if (this._paused && this._queued < HIGH_WATER_BYTES) {
         this._paused = false;
         this._res.resume();
       }

@@ -50,6 +50,7 @@ export interface TransportResponse {
   headers: Record<string, string | string[]>;
   /**
    * The next body chunk, `null` at the end, or a promise of either. Return a buffered chunk directly (no promise).
+   * kubewasm copies each chunk before it calls `read` again, so chunks may be views of one buffer used again.
    * Stop reading the connection while chunks wait unread: that is how a slow consumer holds the server back.
    * Reject with `name: 'AbortError'` after `signal` aborted, or with any error when the connection fails mid-body.
    */

@@ -168,6 +168,7 @@ fn chunk_of(v: JsValue) -> Result<Option<Vec<u8>>, Error> {
         return Ok(None);
     }
     match v.dyn_ref::<Uint8Array>() {
+        // Copied now: a transport may reuse the chunk's buffer for its next read.
         Some(a) => Ok(Some(a.to_vec())),
         None => Err(Error::network("transport body chunk is not a Uint8Array")),
     }
