@@ -120,7 +120,7 @@ bench: deps
 	cargo bench -p kubewasm
 	scripts/rust-app-size.sh
 	cargo build -q --release -p kubewasm-sim && scripts/build-pkg.sh >/dev/null && scripts/site.sh
-	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs && node warm-start.mjs && node shared-start.mjs
+	cd tests/page && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node bench.mjs && node flood.mjs && node fresh-memory.mjs && node warm-start.mjs && node shared-start.mjs
 	cd tests/compare && npm install --no-audit --no-fund --loglevel=error && node compare.mjs
 	cd tests/js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	for m in full stripped metadata; do $(WITH_SIM) node tests/js/bench/memory.mjs $$m || exit 1; done

@@ -7,7 +7,8 @@
 //   floor     plain JS: fetch + TextDecoder + split + JSON.parse + Map
 // Reports events/s (from the first to the last event applied), long tasks
 // (> 50 ms) during the flood, and wasm memory after it (also as a multiple
-// of the informer's cachedBytes).
+// of the informer's cachedBytes), with the JS heap after a full garbage
+// collection.
 // FLOOD_PKG=dir serves another build of the package (an A/B of a change).
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -109,6 +110,11 @@ async function run(client, pkg) {
     };
   }, { client, events: EVENTS });
   r.long -= fromLong;
+  // The JS heap after a full collection, beside wasm memory.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  const heap = await cdp.send('Runtime.getHeapUsage');
+  r.jsHeap = heap.usedSize;
   await page.close();
   if (context !== browser.context) await context.close();
   return r;
@@ -124,7 +130,7 @@ try {
         const r = await run(c, pkg);
         (results[name] ??= []).push(r);
         const ratio = r.cached ? ` (${(r.wasm / r.cached).toFixed(2)}× the ${(r.cached / 1048576).toFixed(1)} MiB cached)` : '';
-        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB${ratio}`);
+        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB${ratio}, JS heap ${(r.jsHeap / 1048576).toFixed(1)} MiB`);
       }
     }
   }
@@ -133,7 +139,7 @@ try {
   for (const [name, rs] of Object.entries(results)) {
     const eps = median(rs.map((r) => EVENTS / r.secs));
     const ratios = rs[0].cached ? ` (${rs.map((r) => (r.wasm / r.cached).toFixed(2)).join('/')}× cached)` : '';
-    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB${ratios}`);
+    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB${ratios}, JS heap ${rs.map((r) => (r.jsHeap / 1048576).toFixed(1)).join('/')} MiB`);
   }
 } finally {
   await browser.close();
