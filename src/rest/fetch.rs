@@ -6,7 +6,7 @@
 //! the response body is dropped, which closes the connection (a dropped
 //! watch frees its server-side watcher at once). The body is read one chunk
 //! at a time (into one reused buffer where the body is a byte stream, see
-//! `body_reader.js`), each copied once into wasm memory.
+//! `bodyReader` in `src/rt/host.js`), each copied once into wasm memory.
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use js_sys::{Function, Reflect, Uint8Array};
@@ -191,9 +191,9 @@ fn as_response(v: JsValue) -> Result<Response, Error> {
     Ok(v.unchecked_into())
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/rest/body_reader.js")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/rt/host.js")]
 extern "C" {
-    /// A response body's reader (see `body_reader.js`).
+    /// A response body's reader (see `bodyReader` in `src/rt/host.js`).
     type BodyReader;
     #[wasm_bindgen(js_name = bodyReader, catch)]
     fn body_reader(stream: &ReadableStream) -> Result<BodyReader, JsValue>;

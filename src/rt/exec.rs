@@ -83,7 +83,7 @@ mod platform {
         wasm_bindgen_futures::spawn_local(task);
     }
 
-    #[wasm_bindgen(module = "/src/rt/next_task.js")]
+    #[wasm_bindgen(module = "/src/rt/host.js")]
     extern "C" {
         #[wasm_bindgen(js_name = nextTask)]
         fn next_task() -> js_sys::Promise;
