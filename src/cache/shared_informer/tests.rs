@@ -1097,3 +1097,72 @@ fn a_quiet_watch_from_a_seed_confirms_it_after_a_moment() {
     assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, None));
     assert_eq!(r.lw.described(), vec!["WATCH rv=5".to_owned()]);
 }
+
+#[test]
+fn observers_see_each_applied_change_in_cache_order_before_handlers_but_no_resyncs() {
+    let mut o = opts();
+    o.reflector.resync_period = Some(Duration::from_secs(1));
+    let r = rig_with(
+        vec![page("2", vec![obj("ns/pod1", 1), obj("ns/pod2", 2)])],
+        o,
+    );
+    let log: Log = Rc::default();
+    let seen = log.clone();
+    let store = r.inf.store();
+    r.inf.observe(Rc::new(move |c: Applied<'_>| {
+        // Called after the store took the change.
+        let s = match c {
+            Applied::Added(o) => format!("observed add {}@{}", o.name(), o.resource_version()),
+            Applied::Updated(old, new) => {
+                let key = crate::cache::object_key(new).unwrap_or_default();
+                assert_eq!(store.get_by_key(&key).as_ref(), Some(new));
+                format!(
+                    "observed update {}@{}->{}",
+                    new.name(),
+                    old.resource_version(),
+                    new.resource_version()
+                )
+            }
+            Applied::Deleted(d) => format!("observed delete {}", d.key().unwrap_or_default()),
+        };
+        seen.borrow_mut().push(s);
+    }));
+    // A handler that asks for resyncs, logging into the same log.
+    r.inf
+        .add_event_handler_with_resync(recorder(log.clone()), Duration::from_secs(1))
+        .unwrap();
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Modified(obj("ns/pod1", 3)));
+    r.send(WatchEvent::Deleted(obj("ns/pod2", 4)));
+    assert_eq!(
+        *log.borrow(),
+        vec![
+            "observed add pod1@1",
+            "observed add pod2@2",
+            "add pod1@1 initial",
+            "add pod2@2 initial",
+            "observed update pod1@1->3",
+            "update pod1@1->3",
+            "observed delete ns/pod2",
+            "delete ns/pod2",
+        ]
+    );
+    // A resync reaches the handler only.
+    log.borrow_mut().clear();
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(*log.borrow(), vec!["update pod1@3->3"]);
+    // A second observer sees what comes next, as does the first.
+    let second: Log = Rc::default();
+    let s2 = second.clone();
+    r.inf.observe(Rc::new(move |c: Applied<'_>| {
+        if let Applied::Added(o) = c {
+            s2.borrow_mut().push(o.name().to_owned());
+        }
+    }));
+    log.borrow_mut().clear();
+    r.send(WatchEvent::Added(obj("ns/pod5", 5)));
+    assert_eq!(*second.borrow(), vec!["pod5"]);
+    assert_eq!(*log.borrow(), vec!["observed add pod5@5", "add pod5@5"]);
+}
