@@ -366,10 +366,15 @@ pub(super) fn interned(s: Option<StrSpan<'_>>) -> Result<Rc<str>, Error> {
         static NEXT: Cell<usize> = const { Cell::new(0) };
     }
     const KEEP: usize = 16;
+    // Real ones are short; a long one is not kept (a server could send any).
+    const LONGEST: usize = 128;
     let text = match s {
         Some(s) => s.to_cow()?,
         None => Cow::Borrowed(""),
     };
+    if text.len() > LONGEST {
+        return Ok(Rc::from(text.as_ref()));
+    }
     Ok(SEEN.with(|seen| {
         let Ok(mut seen) = seen.try_borrow_mut() else {
             return Rc::from(text.as_ref());
