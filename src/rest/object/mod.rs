@@ -308,6 +308,28 @@ mod tests {
     }
 
     #[test]
+    fn shared_kinds_stay_right_past_the_few_kept_and_for_long_names() {
+        let long = "K".repeat(1000);
+        let kinds: Vec<String> = (0..40).map(|i| format!("Kind{i}")).chain([long]).collect();
+        // Twice round: the second pass meets names that were kept, replaced
+        // and never kept.
+        for _ in 0..2 {
+            for (i, k) in kinds.iter().enumerate() {
+                let raw = format!(
+                    r#"{{"apiVersion":"g/v{}","kind":"{k}","metadata":{{"name":"a"}}}}"#,
+                    i % 3
+                );
+                let o = KubeObject::from_json(raw.as_bytes()).expect("valid");
+                assert_eq!(o.kind(), k);
+                assert_eq!(o.api_version(), format!("g/v{}", i % 3));
+            }
+        }
+        // Escapes are decoded before sharing.
+        let o = KubeObject::from_json(br#"{"kind":"P\u006fd","metadata":{}}"#).expect("valid");
+        assert_eq!(o.kind(), "Pod");
+    }
+
+    #[test]
     fn bad_input_is_a_typed_error_not_a_panic() {
         for bad in [
             &b"not json"[..],
