@@ -18,36 +18,28 @@ try {
     const SLAB = 64 * 1024;
     const mem = new WebAssembly.Memory({ initial: 100 });
     const src = (i) => new Uint8Array(mem.buffer, (i * 997) % 60_000, n);
+    // A new 64 KiB slab whenever the current one is full; `write`: copy into it.
+    const newSlabs = (write) => {
+      let slab = null;
+      let used = SLAB;
+      for (let i = 0; i < N; i++) {
+        if (used + n > SLAB) {
+          slab = new Uint8Array(SLAB);
+          used = 0;
+        }
+        if (write) slab.set(src(i), used);
+        else src(i);
+        used += n;
+      }
+      return slab;
+    };
     const runs = {
       reused() {
         const slab = new Uint8Array(SLAB);
         for (let i = 0; i < N; i++) slab.set(src(i), (i * n) % (SLAB - n));
       },
-      slabs() {
-        let slab = null;
-        let used = SLAB;
-        for (let i = 0; i < N; i++) {
-          if (used + n > SLAB) {
-            slab = new Uint8Array(SLAB);
-            used = 0;
-          }
-          slab.set(src(i), used);
-          used += n;
-        }
-      },
-      untouched() {
-        let slab = null;
-        let used = SLAB;
-        for (let i = 0; i < N; i++) {
-          if (used + n > SLAB) {
-            slab = new Uint8Array(SLAB);
-            used = 0;
-          }
-          src(i);
-          used += n;
-        }
-        return slab;
-      },
+      slabs: () => newSlabs(true),
+      untouched: () => newSlabs(false),
     };
     const out = [];
     for (let round = 1; round <= 2; round++) {
