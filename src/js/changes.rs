@@ -1,7 +1,7 @@
 //! Coalescing cache changes into one diff per frame.
 //!
-//! A dashboard must not re-render per watch event. Handlers record each key's
-//! change here; at most once per frame the accumulated changes become one
+//! A dashboard must not re-render per watch event. The informer records each
+//! key's change here as the cache applies it; at most once per frame the accumulated changes become one
 //! diff `{ added, updated, removed, version }`. Per key, only the net effect
 //! across the frame is reported: added-then-deleted disappears, deleted-then-
 //! added is an update, and so on.

@@ -303,8 +303,8 @@ struct State {
     scoped: RefCell<HashMap<String, ScopedEntry>>,
     /// The one listener behind every `on('add' | 'update' | 'delete')`.
     group: RefCell<Option<Group>>,
-    /// Every listener `waitForSync` waits for: the diff recorder and each
-    /// `addEventHandler` registration.
+    /// Every listener `waitForSync` waits for: each `addEventHandler`
+    /// registration.
     regs: RefCell<Vec<(u64, Registration)>>,
     /// Fired when an `on()` handler has received its replay.
     joined: Notify,
