@@ -116,28 +116,24 @@ impl LabelSelectorSpec {
             r.object(|key, r| {
                 match key {
                     b"matchLabels" => {
-                        spec.match_labels = if r.null() {
-                            None
-                        } else {
+                        spec.match_labels = r.or_null(|r| {
                             let mut m = BTreeMap::new();
                             r.object(|k, r| {
                                 m.insert(String::from_utf8_lossy(k).into_owned(), r.string()?);
                                 Ok(())
                             })?;
-                            Some(m)
-                        }
+                            Ok(m)
+                        })?
                     }
                     b"matchExpressions" => {
-                        spec.match_expressions = if r.null() {
-                            None
-                        } else {
+                        spec.match_expressions = r.or_null(|r| {
                             let mut v = Vec::new();
                             r.array(|r| {
                                 v.push(expression(r)?);
                                 Ok(())
                             })?;
-                            Some(v)
-                        }
+                            Ok(v)
+                        })?
                     }
                     _ => r.skip()?,
                 }
@@ -158,7 +154,7 @@ fn expression(r: &mut Reader<'_>) -> Result<LabelSelectorRequirement, crate::res
         match k {
             b"key" => (e.key, key) = (r.string()?, true),
             b"operator" => (e.operator, operator) = (r.string()?, true),
-            b"values" => e.values = (!r.null()).then(|| r.strings()).transpose()?,
+            b"values" => e.values = r.or_null(Reader::strings)?,
             _ => r.skip()?,
         }
         Ok(())

@@ -206,7 +206,7 @@ impl Status {
                 b"message" => s.message = r.string()?,
                 b"reason" => s.reason = r.string()?,
                 b"code" => s.code = r.integer(0, u16::MAX.into())? as u16,
-                b"details" => s.details = (!r.null()).then(|| details(r)).transpose()?,
+                b"details" => s.details = r.or_null(details)?,
                 _ => r.skip()?,
             }
             Ok(())
@@ -226,11 +226,9 @@ fn details(r: &mut super::Reader<'_>) -> Result<StatusDetails, Error> {
             b"kind" => d.kind = r.string()?,
             b"uid" => d.uid = r.string()?,
             b"retryAfterSeconds" => {
-                d.retry_after_seconds = if r.null() {
-                    None
-                } else {
-                    Some(r.integer(0, u32::MAX.into())? as u32)
-                }
+                d.retry_after_seconds = r
+                    .or_null(|r| r.integer(0, u32::MAX.into()))?
+                    .map(|n| n as u32)
             }
             b"causes" => {
                 d.causes.clear();

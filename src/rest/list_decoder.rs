@@ -111,11 +111,7 @@ impl ListMeta {
                 b"resourceVersion" => m.resource_version = r.string()?,
                 b"continue" => m.continue_token = r.string()?,
                 b"remainingItemCount" => {
-                    m.remaining_item_count = if r.null() {
-                        None
-                    } else {
-                        Some(r.integer(i64::MIN, i64::MAX)?)
-                    }
+                    m.remaining_item_count = r.or_null(|r| r.integer(i64::MIN, i64::MAX))?
                 }
                 _ => r.skip()?,
             }

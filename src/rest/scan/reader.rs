@@ -38,6 +38,18 @@ impl<'a> Reader<'a> {
         r.map_err(|f| self.fail(f))
     }
 
+    /// `None` for `null` (consumed), else what `read` makes of the value.
+    pub(crate) fn or_null<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        if self.null() {
+            Ok(None)
+        } else {
+            read(self).map(Some)
+        }
+    }
+
     /// At `null`: consumes it.
     pub(crate) fn null(&mut self) -> bool {
         self.s.skip_ws();
