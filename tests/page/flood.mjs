@@ -5,7 +5,11 @@
 //   handler   kubewasm informer with an `update` handler reading name and resourceVersion
 //   subscribe kubewasm informer, `subscribe` diffs only
 //   floor     plain JS: fetch + TextDecoder + split + JSON.parse + Map
-// Reports events/s (from the first to the last event applied), long tasks
+//   delivery  fetch + count the lines' newlines, nothing decoded or kept: how
+//             fast this machine (sim, browser network process, renderer)
+//             delivers the flood's bytes to a page, the ceiling of any client
+// Reports events/s (from the first to the last event applied), the main
+// thread's busy time per event (Chromium's TaskDuration), long tasks
 // (> 50 ms) during the flood, and wasm memory after it (also as a multiple
 // of the informer's cachedBytes), with the JS heap after a full garbage
 // collection.
@@ -17,7 +21,7 @@ import { launch, site, startSim, until } from './harness.mjs';
 const PODS = Number(process.env.FLOOD_PODS || 10_000);
 const EVENTS = Number(process.env.FLOOD_EVENTS || 100_000);
 const ROUNDS = Number(process.env.FLOOD_ROUNDS || 3);
-const clients = (process.env.FLOOD_CLIENTS || 'handler,subscribe,floor').split(',');
+const clients = (process.env.FLOOD_CLIENTS || 'handler,subscribe,floor,delivery').split(',');
 if (process.env.FLOOD_PKG) {
   if (!existsSync(join(process.env.FLOOD_PKG, 'web'))) throw new Error(`${process.env.FLOOD_PKG} is not a built package`);
   cpSync(process.env.FLOOD_PKG, join(site, 'plain', 'pkg-b'), { recursive: true });
@@ -38,6 +42,27 @@ async function run(client, pkg) {
   });
   const ready = await page.evaluate(async ({ client, pkg, pods }) => {
     window.__n = 0;
+    if (client === 'delivery') {
+      const { items, metadata } = await (await fetch('/api/v1/pods')).json();
+      const rv = metadata.resourceVersion;
+      (async () => {
+        const r = await fetch(`/api/v1/pods?watch=true&resourceVersion=${rv}`);
+        const reader = r.body.getReader({ mode: 'byob' });
+        let buf = new ArrayBuffer(65536);
+        for (;;) {
+          const { value, done } = await reader.read(new Uint8Array(buf));
+          if (done) break;
+          buf = value.buffer;
+          let lines = 0;
+          for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) lines++;
+          if (lines === 0) continue;
+          if (window.__n === 0) window.__t0 = performance.now();
+          window.__n += lines;
+          window.__t1 = performance.now();
+        }
+      })();
+      return items.length;
+    }
     if (client === 'floor') {
       const map = new Map();
       const listed = await (await fetch('/api/v1/pods')).json();
@@ -93,6 +118,13 @@ async function run(client, pkg) {
   }, { client, pkg, pods: PODS });
   if (ready !== PODS) throw new Error(`${client}: synced ${ready} of ${PODS}`);
   const fromLong = await page.evaluate(() => window.__long.length);
+  // The main thread's busy time over the flood (CPU per event): unlike
+  // events/s, it does not depend on how much of the machine the sim and
+  // the browser's network process took meanwhile.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const busy = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value;
+  const busy0 = await busy();
   await sim.call('/sim/flood', { resource: 'pods', events: EVENTS });
   // The subscribe path counts keys per diff (coalesced): wait on the informer's own counter.
   const done = client === 'subscribe'
@@ -110,8 +142,8 @@ async function run(client, pkg) {
     };
   }, { client, events: EVENTS });
   r.long -= fromLong;
+  r.busyUs = ((await busy()) - busy0) * 1e6 / EVENTS;
   // The JS heap after a full collection, beside wasm memory.
-  const cdp = await context.newCDPSession(page);
   await cdp.send('HeapProfiler.collectGarbage');
   const heap = await cdp.send('Runtime.getHeapUsage');
   r.jsHeap = heap.usedSize;
@@ -126,20 +158,23 @@ try {
     for (const c of clients) {
       for (const pkg of process.env.FLOOD_PKG ? ['pkg', 'pkg-b'] : ['pkg']) {
         const name = pkg === 'pkg' ? c : `${c}@b`;
-        if (c === 'floor' && pkg !== 'pkg') continue;
+        if ((c === 'floor' || c === 'delivery') && pkg !== 'pkg') continue;
         const r = await run(c, pkg);
         (results[name] ??= []).push(r);
         const ratio = r.cached ? ` (${(r.wasm / r.cached).toFixed(2)}× the ${(r.cached / 1048576).toFixed(1)} MiB cached)` : '';
-        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB${ratio}, JS heap ${(r.jsHeap / 1048576).toFixed(1)} MiB`);
+        console.log(`round ${round} ${name}: ${(EVENTS / r.secs).toFixed(0)} events/s, ${r.busyUs.toFixed(1)} µs main thread per event, ${r.long} long tasks, wasm ${(r.wasm / 1048576).toFixed(1)} MiB${ratio}, JS heap ${(r.jsHeap / 1048576).toFixed(1)} MiB`);
       }
     }
   }
   const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const floor = results.floor ? median(results.floor.map((r) => EVENTS / r.secs)) : undefined;
+  const delivery = results.delivery ? median(results.delivery.map((r) => EVENTS / r.secs)) : undefined;
+  const floorBusy = results.floor ? median(results.floor.map((r) => r.busyUs)) : undefined;
   for (const [name, rs] of Object.entries(results)) {
     const eps = median(rs.map((r) => EVENTS / r.secs));
+    const us = median(rs.map((r) => r.busyUs));
     const ratios = rs[0].cached ? ` (${rs.map((r) => (r.wasm / r.cached).toFixed(2)).join('/')}× cached)` : '';
-    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB${ratios}, JS heap ${rs.map((r) => (r.jsHeap / 1048576).toFixed(1)).join('/')} MiB`);
+    console.log(`${name}: median ${eps.toFixed(0)} events/s${floor ? ` (${(eps / floor).toFixed(2)}× the floor)` : ''}${delivery && name !== 'delivery' ? ` (${(100 * eps / delivery).toFixed(0)} % of delivery)` : ''}, main thread ${us.toFixed(1)} µs per event${floorBusy ? ` (${(floorBusy / us).toFixed(2)}× the floor by main-thread time)` : ''}, long tasks ${rs.map((r) => r.long).join('/')}, wasm ${rs.map((r) => (r.wasm / 1048576).toFixed(1)).join('/')} MiB${ratios}, JS heap ${rs.map((r) => (r.jsHeap / 1048576).toFixed(1)).join('/')} MiB`);
   }
 } finally {
   await browser.close();
