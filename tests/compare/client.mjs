@@ -5,7 +5,9 @@
 //        `subscribe` listener, events counted by the informer's status) |
 //        kubewasm-fetch, kubewasm-diff-fetch (the same over Node's fetch) | fetch-floor and http-floor
 //        (flood only: the least a JS watcher can do — fetch or node:http, split
-//        lines, JSON.parse each, read metadata.name; keeps nothing).
+//        lines, JSON.parse each, read metadata.name; keeps nothing) | http-read
+//        (flood only: node:http, newlines counted in the raw bytes: what
+//        receiving the stream costs before any client does anything).
 // flood: 10,000 pods synced, then 200,000 MODIFIED; events/s reaching a handler
 //        that reads metadata.name, and this process's CPU µs per event. sync: time to sync the seeded pods, then heap.
 // query (kubewasm only): after sync, the median time of lister.list({ namespace,
@@ -62,6 +64,18 @@ if (which === 'client-node') {
     const lines = (rest + s).split('\n');
     rest = lines.pop();
     for (const l of lines) if (l) onUpdate(JSON.parse(l).object);
+  });
+  res.on('error', () => {});
+  stop = () => res.destroy();
+} else if (which === 'http-read') {
+  const get = (path) => new Promise((resolve, reject) => http.get(`${url}${path}`, resolve).on('error', reject));
+  const listRes = await get('/api/v1/pods');
+  let body = '';
+  listRes.setEncoding('utf8');
+  for await (const s of listRes) body += s;
+  const res = await get(`/api/v1/pods?watch=1&resourceVersion=${JSON.parse(body).metadata.resourceVersion}`);
+  res.on('data', (b) => {
+    for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) seen++;
   });
   res.on('error', () => {});
   stop = () => res.destroy();

@@ -25,7 +25,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 try {
   console.log(`Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()} for every client, @kubernetes/client-node ${clientNode}, pods of ~4 KB`);
   await seed(10_000);
-  const flood = ['client-node', 'http-floor', 'kubewasm', 'kubewasm-fetch', 'kubewasm-diff', 'fetch-floor'];
+  const flood = ['client-node', 'http-floor', 'kubewasm', 'kubewasm-fetch', 'kubewasm-diff', 'fetch-floor', 'http-read'];
   const rates = Object.fromEntries(flood.map((w) => [w, []]));
   const cpu = Object.fromEntries(flood.map((w) => [w, []]));
   for (let r = 1; r <= rounds; r++) {
@@ -43,6 +43,8 @@ try {
   console.log(`kubewasm (node:http) events/s ${ratios((a, b) => a / b)}`);
   const cpuRatio = (w) => (c[w] / c.kubewasm).toFixed(2);
   console.log(`kubewasm (node:http) by CPU per event: ÷ client-node ${cpuRatio('client-node')}×, ÷ http-floor ${cpuRatio('http-floor')}×, ÷ kubewasm over fetch ${cpuRatio('kubewasm-fetch')}×`);
+  const share = (w) => `${((100 * c['http-read']) / c[w]).toFixed(0)} %`;
+  console.log(`receiving the stream alone (http-read): ${c['http-read'].toFixed(1)} CPU µs per event, ${share('http-floor')} of the http-floor's, ${share('kubewasm')} of kubewasm's`);
   await seed(50_000);
   for (const which of ['client-node', 'kubewasm']) {
     const r = run(which, 'sync');
