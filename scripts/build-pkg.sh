@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 rm -rf pkg
+# Panic locations name their source files: the crates' registry path on the
+# building machine (its home directory) is written as `crates/` instead, so a
+# published module does not carry it.
+export RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}/registry/src=crates"
 wasm-pack build --release --weak-refs --target web --out-dir pkg/web --out-name kubewasm . 
 wasm-pack build --release --weak-refs --target bundler --out-dir pkg/bundler --out-name kubewasm .
 # wasm-opt from binaryen's npm release (scripts/tools, installed by scripts/deps.sh):
