@@ -21,6 +21,15 @@ const FLOOD = 200_000;
 let seen = 0;
 const onUpdate = (obj) => { if (obj.metadata.name) seen++; };
 let stop;
+// The plain node:http loops: list the pods, then watch from the list's RV.
+async function httpWatch() {
+  const get = (path) => new Promise((resolve, reject) => http.get(`${url}${path}`, resolve).on('error', reject));
+  const listRes = await get('/api/v1/pods');
+  let body = '';
+  listRes.setEncoding('utf8');
+  for await (const s of listRes) body += s;
+  return get(`/api/v1/pods?watch=1&resourceVersion=${JSON.parse(body).metadata.resourceVersion}`);
+}
 const t0 = performance.now();
 if (which === 'client-node') {
   const kc = new k8s.KubeConfig();
@@ -52,12 +61,7 @@ if (which === 'client-node') {
   })();
   stop = () => ac.abort();
 } else if (which === 'http-floor') {
-  const get = (path) => new Promise((resolve, reject) => http.get(`${url}${path}`, resolve).on('error', reject));
-  const listRes = await get('/api/v1/pods');
-  let body = '';
-  listRes.setEncoding('utf8');
-  for await (const s of listRes) body += s;
-  const res = await get(`/api/v1/pods?watch=1&resourceVersion=${JSON.parse(body).metadata.resourceVersion}`);
+  const res = await httpWatch();
   res.setEncoding('utf8');
   let rest = '';
   res.on('data', (s) => {
@@ -68,12 +72,7 @@ if (which === 'client-node') {
   res.on('error', () => {});
   stop = () => res.destroy();
 } else if (which === 'http-read') {
-  const get = (path) => new Promise((resolve, reject) => http.get(`${url}${path}`, resolve).on('error', reject));
-  const listRes = await get('/api/v1/pods');
-  let body = '';
-  listRes.setEncoding('utf8');
-  for await (const s of listRes) body += s;
-  const res = await get(`/api/v1/pods?watch=1&resourceVersion=${JSON.parse(body).metadata.resourceVersion}`);
+  const res = await httpWatch();
   res.on('data', (b) => {
     for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) seen++;
   });
