@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::iter::Peekable;
+use std::num::IntErrorKind;
 use std::str::Chars;
 
 use crate::rest::KubeObject;
@@ -139,6 +140,12 @@ pub enum Operator {
     Exists,
     /// `!key`.
     DoesNotExist,
+    /// `key>N`: the label is present, its value an integer, and greater
+    /// than `N` (the one value, an integer).
+    GreaterThan,
+    /// `key<N`: the label is present, its value an integer, and less than
+    /// `N`.
+    LessThan,
 }
 
 /// One requirement: key, operator, values (sorted, deduplicated).
@@ -148,7 +155,8 @@ pub struct Requirement {
     pub key: String,
     /// The operator.
     pub op: Operator,
-    /// The values (one for `=`/`!=`, none for exists).
+    /// The values (one for `=`/`!=`/`>`/`<`, none for exists). For `>` and
+    /// `<` it is an integer, kept as written (`007` prints as `007`).
     pub values: Vec<String>,
 }
 
@@ -164,6 +172,21 @@ impl Requirement {
             }
             Operator::Exists => v.is_some(),
             Operator::DoesNotExist => v.is_none(),
+            Operator::GreaterThan | Operator::LessThan => {
+                // As client-go: a missing label, a label value or a bound
+                // that is not a 64-bit integer does not match (not an error).
+                let (Some(have), [bound]) = (v, self.values.as_slice()) else {
+                    return false;
+                };
+                let (Ok(have), Ok(bound)) = (have.parse::<i64>(), bound.parse::<i64>()) else {
+                    return false;
+                };
+                if self.op == Operator::GreaterThan {
+                    have > bound
+                } else {
+                    have < bound
+                }
+            }
         }
     }
 }
@@ -178,6 +201,8 @@ impl fmt::Display for Requirement {
             Operator::NotIn => write!(f, "{} notin ({})", self.key, self.values.join(",")),
             Operator::Exists => write!(f, "{}", self.key),
             Operator::DoesNotExist => write!(f, "!{}", self.key),
+            Operator::GreaterThan => write!(f, "{}>{}", self.key, first),
+            Operator::LessThan => write!(f, "{}<{}", self.key, first),
         }
     }
 }
@@ -199,6 +224,10 @@ enum Tok {
     DoubleEq,
     NotEq,
     Bang,
+    /// `>`.
+    Gt,
+    /// `<`.
+    Lt,
     Open,
     Close,
     Comma,
@@ -217,6 +246,8 @@ fn lex(input: &str) -> Vec<(Tok, usize)> {
             ',' => Tok::Comma,
             '(' => Tok::Open,
             ')' => Tok::Close,
+            '>' => Tok::Gt,
+            '<' => Tok::Lt,
             '=' | '!' => {
                 let double = cur.peek() == Some('=');
                 if double {
@@ -232,7 +263,7 @@ fn lex(input: &str) -> Vec<(Tok, usize)> {
             _ => {
                 let mut s = String::from(c);
                 while let Some(c) = cur.peek() {
-                    if c.is_whitespace() || matches!(c, ',' | '(' | ')' | '=' | '!') {
+                    if c.is_whitespace() || matches!(c, ',' | '(' | ')' | '=' | '!' | '>' | '<') {
                         break;
                     }
                     s.push(c);
@@ -345,6 +376,68 @@ impl Parser {
         Ok(v)
     }
 
+    /// The one value after `key>` / `key<` (`sym`, whose token is at
+    /// `op_pos`): as client-go, a 64-bit integer (`strconv.ParseInt`) that is
+    /// also a valid label value, so digits only, without a sign.
+    fn integer(&mut self, key: &str, sym: char, op_pos: usize) -> Result<String, SelectorError> {
+        let pos = self.pos();
+        let v = match self.peek() {
+            Some(Tok::Ident(v)) => v.clone(),
+            // `>=` lexes as `>` then `=`, as in client-go: not an operator.
+            Some(Tok::Eq | Tok::DoubleEq) => {
+                let (bound, other) = if sym == '>' {
+                    ("N-1", "at least")
+                } else {
+                    ("N+1", "at most")
+                };
+                return Err(SelectorError::syntax(
+                    format!(
+                        "'{sym}=' is not a label selector operator: '{sym}' is strict, \
+                         so for \"{other} N\" write {key}{sym}{bound}"
+                    ),
+                    op_pos,
+                ));
+            }
+            Some(Tok::Open) => {
+                return self.err(format!("'{sym}' takes one integer, not a set of values"))
+            }
+            _ => return self.err(format!("expected an integer after '{sym}'")),
+        };
+        self.i += 1;
+        let invalid = |why: &str| {
+            Err(SelectorError::syntax(
+                format!("invalid value {v:?} for '{sym}': {why}"),
+                pos,
+            ))
+        };
+        match v.parse::<i64>() {
+            Ok(_) if v.starts_with(['-', '+']) => {
+                return invalid(
+                    "a sign is not allowed (the value must also be a label value, \
+                     which starts with a letter or digit)",
+                )
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    IntErrorKind::PosOverflow | IntErrorKind::NegOverflow
+                ) =>
+            {
+                return invalid("out of range of a 64-bit integer")
+            }
+            Err(_) => return invalid("must be an integer"),
+        }
+        // Leading zeros can make it too long for a label value.
+        validate_label_value(&v).map_err(|message| SelectorError::syntax(message, pos))?;
+        if let Some(Tok::Ident(_)) = self.peek() {
+            return self.err(format!(
+                "'{sym}' takes exactly one integer (or a ',' is missing)"
+            ));
+        }
+        Ok(v)
+    }
+
     fn requirement(&mut self) -> Result<Requirement, SelectorError> {
         if self.peek() == Some(&Tok::Bang) {
             self.i += 1;
@@ -366,10 +459,13 @@ impl Parser {
             }
             Some(Tok::Eq) | Some(Tok::DoubleEq) => Operator::Equals,
             Some(Tok::NotEq) => Operator::NotEquals,
+            Some(Tok::Gt) => Operator::GreaterThan,
+            Some(Tok::Lt) => Operator::LessThan,
             Some(Tok::Ident(w)) if w == "in" => Operator::In,
             Some(Tok::Ident(w)) if w == "notin" => Operator::NotIn,
-            _ => return self.err("expected one of =, ==, !=, in, notin, or ','"),
+            _ => return self.err("expected one of =, ==, !=, >, <, in, notin, or ','"),
         };
+        let op_pos = self.pos();
         self.i += 1;
         let mut values = match op {
             Operator::In | Operator::NotIn => {
@@ -405,6 +501,8 @@ impl Parser {
                 }
                 vals
             }
+            Operator::GreaterThan => vec![self.integer(&key, '>', op_pos)?],
+            Operator::LessThan => vec![self.integer(&key, '<', op_pos)?],
             _ => vec![self.value()?],
         };
         crate::rt::sort::sort(&mut values);
@@ -414,7 +512,7 @@ impl Parser {
 }
 
 impl LabelSelector {
-    /// Parse a selector (`app=web,tier in (fe,be),!legacy`); at most
+    /// Parse a selector (`app=web,tier in (fe,be),!legacy,gen>1`); at most
     /// [`MAX_SELECTOR_BYTES`] long.
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
         check_length(input)?;
@@ -777,6 +875,309 @@ mod tests {
         assert!(LabelSelector::parse(&longval).is_err());
     }
 
+    /// A pod in `ns` named `name` with `labels`, for the lister.
+    fn named_pod(name: &str, labels: serde_json::Value) -> KubeObject {
+        KubeObject::from_value(
+            &json!({"metadata": {"name": name, "namespace": "ns", "labels": labels}}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn ls_gt_and_lt_parse_match_and_print_like_client_go() {
+        // (selector, canonical form, label `gen` of the object or absent,
+        // whether it matches)
+        for (sel, canonical, gen, matches) in [
+            ("gen>1", "gen>1", Some("2"), true),
+            ("gen>1", "gen>1", Some("1"), false),
+            ("gen>1", "gen>1", Some("0"), false),
+            ("gen>1", "gen>1", None, false),
+            ("gen<1", "gen<1", Some("0"), true),
+            ("gen<1", "gen<1", Some("1"), false),
+            ("gen<1", "gen<1", Some("2"), false),
+            // Absent is not "less than": unlike `!=`/`notin`.
+            ("gen<1", "gen<1", None, false),
+            // Not an integer: no match, no error.
+            ("gen>1", "gen>1", Some("v2"), false),
+            ("gen<1", "gen<1", Some("v0"), false),
+            ("gen<1", "gen<1", Some(""), false),
+            ("gen>1", "gen>1", Some("1.5"), false),
+            // Compared as integers, not strings ("10" < "9" as text).
+            ("gen>9", "gen>9", Some("10"), true),
+            ("gen<10", "gen<10", Some("9"), true),
+            // Leading zeros are integers too (and kept as written).
+            ("gen>007", "gen>007", Some("8"), true),
+            ("gen>7", "gen>7", Some("007"), false),
+            ("gen>7", "gen>7", Some("008"), true),
+            // Negative label values (possible in a local cache) compare as
+            // numbers; `-` and `+` parse as in strconv.ParseInt.
+            ("gen>0", "gen>0", Some("-1"), false),
+            ("gen<0", "gen<0", Some("-1"), true),
+            ("gen<0", "gen<0", Some("-9223372036854775808"), true),
+            ("gen>0", "gen>0", Some("+5"), true),
+            // A label value out of the 64-bit range does not match.
+            ("gen>0", "gen>0", Some("9223372036854775808"), false),
+            ("gen<1", "gen<1", Some("-9223372036854775809"), false),
+            // The 64-bit bounds themselves.
+            (
+                "gen<9223372036854775807",
+                "gen<9223372036854775807",
+                Some("9223372036854775806"),
+                true,
+            ),
+            (
+                "gen<9223372036854775807",
+                "gen<9223372036854775807",
+                Some("9223372036854775807"),
+                false,
+            ),
+            (
+                "gen>9223372036854775807",
+                "gen>9223372036854775807",
+                Some("9223372036854775807"),
+                false,
+            ),
+            ("gen>0", "gen>0", Some("9223372036854775807"), true),
+            // Whitespace around the operator, as for the others.
+            ("gen > 1", "gen>1", Some("2"), true),
+            ("  gen\t<\t10 ", "gen<10", Some("2"), true),
+            // Combined requirements: all must hold.
+            ("app=web,gen>1", "app=web,gen>1", Some("2"), true),
+            ("app=web,gen>1", "app=web,gen>1", Some("1"), false),
+            ("gen>1, app = web", "app=web,gen>1", Some("3"), true),
+            ("app=db,gen>1", "app=db,gen>1", Some("3"), false),
+            ("gen>1,gen<3", "gen>1,gen<3", Some("2"), true),
+            ("gen>1,gen<3", "gen>1,gen<3", Some("3"), false),
+            ("gen>1,gen", "gen,gen>1", Some("2"), true),
+            // `key>1,2` is `key>1` and "label 2 exists", as in client-go.
+            ("gen>1,2", "2,gen>1", Some("5"), false),
+            ("gen>1,!2", "!2,gen>1", Some("5"), true),
+            ("example.com/gen>1", "example.com/gen>1", None, false),
+        ] {
+            let labels = match gen {
+                Some(g) => json!({"app": "web", "gen": g}),
+                None => json!({"app": "web"}),
+            };
+            let s = LabelSelector::parse(sel).unwrap_or_else(|e| panic!("{sel}: {e}"));
+            assert_eq!(s.matches(&pod(labels)), matches, "{sel} on gen={gen:?}");
+            assert_eq!(s.to_string(), canonical, "{sel}");
+            assert_eq!(
+                LabelSelector::parse(&s.to_string()).unwrap(),
+                s,
+                "round trip of {sel}"
+            );
+        }
+        let s = LabelSelector::parse("example.com/gen<1").unwrap();
+        assert!(s.matches(&pod(json!({"example.com/gen": "0"}))));
+        let s = LabelSelector::parse("gen < 1").unwrap();
+        let [r] = s.requirements() else {
+            panic!("one requirement");
+        };
+        assert_eq!(
+            (r.key.as_str(), &r.op, r.values.as_slice()),
+            ("gen", &Operator::LessThan, ["1".to_owned()].as_slice())
+        );
+        // Not an equality: no index bucket can serve it.
+        assert_eq!(
+            LabelSelector::parse("gen>1").unwrap().first_equality(),
+            None
+        );
+        assert_eq!(
+            LabelSelector::parse("gen>1,app=web")
+                .unwrap()
+                .first_equality(),
+            Some(("app", "web"))
+        );
+        // Hand-built requirements with a bound that is not an integer, or
+        // not exactly one value, match nothing rather than panic.
+        for values in [
+            vec![],
+            vec!["x".to_owned()],
+            vec!["1".to_owned(), "2".to_owned()],
+        ] {
+            for op in [Operator::GreaterThan, Operator::LessThan] {
+                let s = LabelSelector {
+                    requirements: vec![Requirement {
+                        key: "gen".into(),
+                        op,
+                        values: values.clone(),
+                    }],
+                    nothing: false,
+                };
+                assert!(!s.matches(&pod(json!({"gen": "0"}))), "{values:?}");
+                assert!(!s.matches(&pod(json!({"gen": "5"}))), "{values:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn ls_gt_and_lt_errors_name_the_real_problem() {
+        // (selector, position, text the message must contain)
+        for (sel, pos, needle) in [
+            // No value.
+            ("gen>", 4, "expected an integer after '>'"),
+            ("gen<", 4, "expected an integer after '<'"),
+            ("gen> ", 5, "expected an integer after '>'"),
+            ("gen>,app=web", 4, "expected an integer after '>'"),
+            ("gen>)", 4, "expected an integer after '>'"),
+            ("gen>!x", 4, "expected an integer after '>'"),
+            ("gen<>1", 4, "expected an integer after '<'"),
+            ("gen><1", 4, "expected an integer after '>'"),
+            // Not operators: `>=`, `<=`, `>==`, `=>`, `=<`.
+            ("gen>=1", 3, "'>=' is not a label selector operator"),
+            ("gen<=1", 3, "'<=' is not a label selector operator"),
+            ("gen >= 1", 4, "gen>N-1"),
+            ("gen<=1", 3, "gen<N+1"),
+            ("gen>==1", 3, "'>=' is not a label selector operator"),
+            ("gen>=", 3, "'>=' is not a label selector operator"),
+            ("gen=>1", 4, "expected a label value"),
+            ("gen=<1", 4, "expected a label value"),
+            // Not exactly one value.
+            ("gen>1 2", 6, "'>' takes exactly one integer"),
+            ("gen<1 x", 6, "'<' takes exactly one integer"),
+            ("gen>(1,2)", 4, "'>' takes one integer, not a set"),
+            ("gen in (1) >2", 11, "expected ',' between requirements"),
+            ("gen>1>2", 5, "expected ',' between requirements"),
+            // Not an integer.
+            (
+                "gen>x",
+                4,
+                r#"invalid value "x" for '>': must be an integer"#,
+            ),
+            (
+                "gen<1.5",
+                4,
+                r#"invalid value "1.5" for '<': must be an integer"#,
+            ),
+            ("gen>1e3", 4, "must be an integer"),
+            ("gen>0x10", 4, "must be an integer"),
+            ("gen>1_000", 4, "must be an integer"),
+            ("gen>in", 4, "must be an integer"),
+            ("gen> -x", 5, "must be an integer"),
+            ("gen>-", 4, "must be an integer"),
+            ("gen>١", 4, "must be an integer"),
+            // Out of the 64-bit range.
+            (
+                "gen>9223372036854775808",
+                4,
+                "out of range of a 64-bit integer",
+            ),
+            (
+                "gen<99999999999999999999999",
+                4,
+                "out of range of a 64-bit integer",
+            ),
+            (
+                "gen<-9223372036854775809",
+                4,
+                "out of range of a 64-bit integer",
+            ),
+            // A sign: strconv.ParseInt takes it, a label value does not
+            // (client-go checks both).
+            ("gen>-1", 4, "a sign is not allowed"),
+            ("gen<+1", 4, "a sign is not allowed"),
+            ("gen>-9223372036854775808", 4, "a sign is not allowed"),
+            // An integer, but too long for a label value.
+            (
+                "gen>0000000000000000000000000000000000000000000000000000000000000001",
+                4,
+                "invalid label value",
+            ),
+            // The key is checked as for the other operators.
+            ("-gen>1", 0, r#"invalid label key "-gen""#),
+            ("app=web, Example.com/gen<1", 9, "invalid label key"),
+            (">1", 0, "expected a label key"),
+            ("!gen>1", 4, "expected ',' between requirements"),
+        ] {
+            let e = LabelSelector::parse(sel).expect_err(sel);
+            assert_eq!(
+                (e.position, e.kind),
+                (pos, SelectorErrorKind::Syntax),
+                "{sel}: {e}"
+            );
+            assert!(e.message.contains(needle), "{sel}: {e}");
+        }
+        // The bound just inside the range parses (the overflow case above
+        // is not an off-by-one).
+        assert!(LabelSelector::parse("gen>9223372036854775807").is_ok());
+        assert!(LabelSelector::parse(
+            "gen>00000000000000000000000000000000000000000000000000000000000001"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn ls_gt_no_longer_reads_as_one_overlong_key() {
+        // The user's report: `gen>1` was one token, refused as a key "name
+        // must be at most 63 characters".
+        assert!(LabelSelector::parse("gen>1").is_ok());
+        for sel in [
+            "gen>x",
+            "gen>",
+            "gen>=1",
+            "gen>1 2",
+            "gen>-1",
+            "gen<9223372036854775808",
+        ] {
+            let e = LabelSelector::parse(sel).expect_err(sel);
+            assert!(!e.message.contains("invalid label key"), "{sel}: {e}");
+            assert!(!e.message.contains("63 characters"), "{sel}: {e}");
+        }
+        // Elsewhere `>`/`<` split tokens, so a value containing one is a
+        // grammar error at the symbol, not a value "a>b" refused as a whole.
+        let e = LabelSelector::parse("app=a>b").expect_err("a>b");
+        assert_eq!(e.position, 5, "{e}");
+        let e = LabelSelector::parse("app in (a<b)").expect_err("a<b");
+        assert_eq!(e.position, 9, "{e}");
+    }
+
+    #[test]
+    fn ls_gt_and_lt_in_a_lister_agree_with_matches_with_and_without_a_label_index() {
+        use crate::cache::{Indexer, Lister};
+        let pods = [
+            named_pod("g0", json!({"app": "web", "gen": "0"})),
+            named_pod("g1", json!({"app": "web", "gen": "1"})),
+            named_pod("g2", json!({"app": "web", "gen": "2"})),
+            named_pod("g10", json!({"app": "db", "gen": "10"})),
+            named_pod("gx", json!({"app": "web", "gen": "x"})),
+            named_pod("none", json!({"app": "web"})),
+        ];
+        let ix = Indexer::with_namespace_index();
+        for p in &pods {
+            ix.add(p.clone()).unwrap();
+        }
+        let lister = Lister::new(ix.reader());
+        let list = |sel: &str| {
+            let s = LabelSelector::parse(sel).unwrap();
+            let mut got: Vec<String> = lister
+                .list_in(Some("ns"), &s)
+                .iter()
+                .map(|o| o.name().to_owned())
+                .collect();
+            got.sort();
+            let mut want: Vec<String> = pods
+                .iter()
+                .filter(|o| s.matches(o))
+                .map(|o| o.name().to_owned())
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{sel}");
+            got
+        };
+        for indexed in ["", "app", "gen"] {
+            if !indexed.is_empty() {
+                ix.add_label_index(indexed).unwrap();
+            }
+            assert_eq!(list("gen>1"), ["g10", "g2"], "index {indexed:?}");
+            assert_eq!(list("gen<2"), ["g0", "g1"], "index {indexed:?}");
+            assert_eq!(list("app=web,gen>1"), ["g2"], "index {indexed:?}");
+            assert_eq!(list("gen>1,gen<10"), ["g2"], "index {indexed:?}");
+            assert_eq!(list("gen=1,gen<2"), ["g1"], "index {indexed:?}");
+            assert_eq!(list("gen in (x),gen>0"), Vec::<String>::new());
+            assert!(list("gen>10").is_empty(), "index {indexed:?}");
+        }
+    }
+
     #[test]
     fn field_selector_values_use_kubernetes_escapes() {
         let o =
@@ -953,6 +1354,14 @@ mod tests {
                 "status.phase",
                 "\u{0}",
                 "63",
+                ">",
+                "<",
+                ">=",
+                "1",
+                "-1",
+                "007",
+                "9223372036854775807",
+                "9223372036854775808",
                 "",
             ]);
             prop::collection::vec(tok, 0..24).prop_map(|t| t.concat())
@@ -987,6 +1396,37 @@ mod tests {
         }
 
         proptest! {
+            /// `key>N` / `key<N` against a naive model of client-go:
+            /// integers compare as integers, anything else never matches.
+            #[test]
+            fn gt_and_lt_match_like_a_naive_integer_comparison(
+                bound in prop_oneof![0i64..20, Just(i64::MAX), Just(0)],
+                near in -2i64..=2,
+                far in any::<i64>(),
+                pick in 0usize..6,
+                present in any::<bool>(),
+                greater in any::<bool>(),
+            ) {
+                // Often next to the bound, where an off-by-one would show.
+                let have = match pick {
+                    0 | 1 => bound.saturating_add(near).to_string(),
+                    2 => far.to_string(),
+                    3 => String::new(),
+                    4 => format!("x{bound}"),
+                    _ => "9223372036854775808".to_owned(),
+                };
+                let sym = if greater { '>' } else { '<' };
+                let sel = LabelSelector::parse(&format!("gen{sym}{bound}")).unwrap();
+                let labels = if present { json!({"gen": have}) } else { json!({}) };
+                let want = present
+                    && match have.parse::<i64>() {
+                        Ok(h) if greater => h > bound,
+                        Ok(h) => h < bound,
+                        Err(_) => false,
+                    };
+                prop_assert_eq!(sel.matches(&pod(labels)), want, "{} on {:?}", sel, have);
+            }
+
             #[test]
             fn label_selectors_never_panic_and_round_trip(input in any::<String>()) {
                 check_label(&input);
