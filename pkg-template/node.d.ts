@@ -1,5 +1,7 @@
 /** Node entry: the same API as the main entry, already initialized; `KubeClient` uses the Node transport by default. */
 export * from './web/index.js';
+/** The main entry's `init`: the Node entry is already initialized, so it resolves at once (code shared with a page may call it). */
+export { default } from './web/index.js';
 import type { ClientOptions, TlsOptions, Transport } from './web/index.js';
 
 /** Bytes of WebAssembly linear memory in use by kubewasm (it grows, never shrinks). */

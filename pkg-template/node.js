@@ -8,6 +8,9 @@ import { nodeTransport } from './node-transport.js';
 const wasm = await init({ module_or_path: await readFile(new URL('./web/kubewasm_bg.wasm', import.meta.url)) });
 
 export * from './web/index.js';
+// `init` as the main entry has it, so code shared with a page can call it:
+// here the module is already loaded, and it resolves at once.
+export { default } from './web/index.js';
 export { nodeTransport };
 export { loadKubeconfig } from './kubeconfig.js';
 

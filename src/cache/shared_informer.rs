@@ -460,15 +460,17 @@ impl SharedIndexInformer {
         self.register(handler, resync, true)
     }
 
-    /// A listener that receives only what the cache applies from now on,
-    /// with no replay of what it holds: for a caller that replays the cache
-    /// itself, per handler, through [`Registration::enqueue`].
+    /// A listener with the informer's default resync period that receives
+    /// only what the cache applies from now on, with no replay of what it
+    /// holds: for a caller that replays the cache itself, per handler,
+    /// through [`Registration::enqueue`].
     #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
     pub(crate) fn add_listener_without_replay(
         &self,
         handler: Handler,
     ) -> Result<Registration, InformerError> {
-        self.register(handler, Duration::ZERO, false)
+        let period = self.inner.opts.borrow().reflector.resync_period;
+        self.register(handler, period.unwrap_or_default(), false)
     }
 
     fn register(

@@ -208,12 +208,18 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
         config = config.token_provider(move || {
             let provider = provider.clone();
             async move {
-                let mut v = provider
-                    .call0(&JsValue::NULL)
-                    .map_err(|e| Error::invalid_config(format!("tokenProvider threw: {e:?}")))?;
+                let mut v = provider.call0(&JsValue::NULL).map_err(|e| {
+                    Error::invalid_config(format!(
+                        "tokenProvider threw: {}",
+                        options::thrown_text(&e)
+                    ))
+                })?;
                 if let Some(p) = v.dyn_ref::<Promise>() {
                     v = JsFuture::from(p.clone()).await.map_err(|e| {
-                        Error::invalid_config(format!("tokenProvider rejected: {e:?}"))
+                        Error::invalid_config(format!(
+                            "tokenProvider rejected: {}",
+                            options::thrown_text(&e)
+                        ))
                     })?;
                 }
                 v.as_string()
@@ -413,12 +419,18 @@ fn json_body(value: &JsValue) -> Result<Vec<u8>, KubeErrorInit> {
 impl ResourceClient {
     /// Get one object by name, in `namespace` or the client's.
     #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
-    pub fn get(&self, name: String, namespace: Option<String>) -> Promise {
+    pub fn get(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | null")] namespace: Option<JsValue>,
+    ) -> Result<Promise, JsValue> {
+        let name = options::string_arg(&name, "name")?;
+        let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
         let api = self.scoped(namespace.as_deref());
-        future_to_promise(async move {
+        Ok(future_to_promise(async move {
             let o = api.get(&name).await.map_err(|e| from_rest(&e))?;
             Ok(to_js_owned(&o))
-        })
+        }))
     }
 
     /// List one page (or everything when no `limit` is given).
@@ -500,12 +512,15 @@ impl ResourceClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
     pub fn patch(
         &self,
-        name: String,
-        namespace: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] namespace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "object")] patch: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: String,
+        #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
+        let name = options::string_arg(&name, "name")?;
+        let namespace = options::opt_string_arg(&namespace, "namespace")?;
+        let kind = options::string_arg(&kind, "kind")?;
         let kind = match kind.as_str() {
             "merge" => PatchType::Merge,
             "strategic" => PatchType::Strategic,
@@ -546,10 +561,12 @@ impl ResourceClient {
     )]
     pub fn delete_(
         &self,
-        name: String,
-        namespace: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] namespace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "DeleteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
+        let name = options::string_arg(&name, "name")?;
+        let namespace = options::opt_string_arg(&namespace, "namespace")?;
         let params = delete_params(&opts)?;
         let api = self.scoped(namespace.as_deref());
         Ok(future_to_promise(async move {

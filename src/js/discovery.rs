@@ -52,9 +52,13 @@ impl KubeClient {
     /// (`deploy`, `Deployment`, `deployments.apps`); the preferred version
     /// wins. Rejects with a `KubeError` (404, `NotFound`) when nothing matches.
     #[wasm_bindgen(js_name = resourceFor, unchecked_return_type = "Promise<ApiResourceInfo>")]
-    pub fn resource_for(&self, name: String) -> Promise {
+    pub fn resource_for(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let name = options::string_arg(&name, "name")?;
         let d = self.discovery().clone();
-        future_to_promise(async move {
+        Ok(future_to_promise(async move {
             let all = d.resources().await.map_err(|e| from_rest(&e))?;
             let mapper = RestMapper::new(all.iter().cloned().collect());
             match mapper.find(&name) {
@@ -67,7 +71,7 @@ impl KubeClient {
                 }
                 .into_js()),
             }
-        })
+        }))
     }
 
     /// Forget cached discovery (after installing a CRD, say).

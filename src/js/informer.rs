@@ -50,7 +50,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** A selector string (`app=web`) or an API selector object (a Deployment's `spec.selector`). */
   labelSelector?: string | LabelSelectorObject;
   fieldSelector?: string;
-  /** Re-deliver every cached object as an update this often (ms); off by default. */
+  /** Re-deliver every cached object to every `update` handler (old and new the same object) this often (ms, at least 1000); off by default. */
   resyncMs?: number;
   /** Drop `metadata.managedFields` before caching (default true). */
   stripManagedFields?: boolean;
@@ -182,8 +182,9 @@ export interface InformerStatus {
 /**
  * Handlers of one registration (client-go's `ResourceEventHandlerFuncs`).
  * They observe every change in the order the cache applied it, across
- * `add`, `update` and `delete`. A handler that throws is reported to the
- * informer's `error` listeners and does not stop the others.
+ * `add`, `update` and `delete`. A handler that throws, or returns a promise
+ * that rejects, is reported to the informer's `error` listeners and does
+ * not stop the others.
  */
 export interface EventHandlers<T extends KubeObject = KubeObject> {
   /** An object appeared (or, for a registration made after start, was already cached). */
@@ -323,6 +324,9 @@ struct State {
     /// catch-up (watch replay or relist) is held as one diff.
     warm: Rc<Cell<bool>>,
     persist: Option<Rc<Persist>>,
+    /// Reports the rejection of a promise an `async` handler returned (made
+    /// on first use; one function for every such promise).
+    on_reject: std::cell::OnceCell<JsValue>,
 }
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
@@ -408,7 +412,27 @@ impl State {
             catching_since: Cell::new(0.0),
             warm,
             persist,
+            on_reject: std::cell::OnceCell::new(),
         })
+    }
+
+    /// Report the rejection of `v` (what a handler returned) when it
+    /// settles: any thenable is adopted, and anything else settles at once.
+    fn catch_rejection(self: &Rc<Self>, v: &JsValue) {
+        let on_reject = self.on_reject.get_or_init(|| {
+            let weak = Rc::downgrade(self);
+            Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+                if let Some(s) = weak.upgrade() {
+                    s.report_error(&e);
+                }
+            })
+            .into_js_value()
+        });
+        let p = js_sys::Promise::resolve(v);
+        if let Ok(catch) = Reflect::get(&p, &"catch".into()).and_then(|f| f.dyn_into::<Function>())
+        {
+            let _ = catch.call1(&p, on_reject);
+        }
     }
 
     fn id(&self) -> u64 {
@@ -552,7 +576,7 @@ impl State {
     }
 
     /// Send the changes recorded so far to every subscriber as one diff.
-    fn deliver(&self) {
+    fn deliver(self: &Rc<Self>) {
         let diff = self.changes.borrow_mut().flush();
         if diff.is_empty() {
             return;
@@ -564,10 +588,9 @@ impl State {
             .iter()
             .map(|(_, f)| f.clone())
             .collect();
+        let me = Rc::downgrade(self);
         for f in subs {
-            if let Err(e) = f.call1(&JsValue::NULL, &js) {
-                self.report_error(&e);
-            }
+            handled(&me, f.call1(&JsValue::NULL, &js));
         }
     }
 
@@ -609,11 +632,7 @@ impl State {
                         if e.removed.get() {
                             return;
                         }
-                        if let Err(err) = e.f.call1(&JsValue::NULL, &to_js(o)) {
-                            if let Some(s) = weak.upgrade() {
-                                s.report_error(&err);
-                            }
-                        }
+                        handled(&weak, e.f.call1(&JsValue::NULL, &to_js(o)));
                     }
                 }));
             }
@@ -724,6 +743,20 @@ fn call_js(f: &Function, n: &Notification) -> Result<JsValue, JsValue> {
     }
 }
 
+/// What a handler's call came to: a throw is reported now, and a returned
+/// promise (an `async` handler) has its rejection reported when it settles.
+/// Left alone, that rejection would be unhandled, which ends a Node process.
+/// The informer does not wait for the promise: handlers are notified in
+/// order, not serialized.
+fn handled(state: &std::rc::Weak<State>, outcome: Result<JsValue, JsValue>) {
+    match (outcome, state.upgrade()) {
+        (Err(e), Some(s)) => s.report_error(&e),
+        (Err(e), None) => report("kubewasm: an informer handler threw", &e),
+        (Ok(v), Some(s)) if v.is_object() => s.catch_rejection(&v),
+        (Ok(_), _) => {}
+    }
+}
+
 /// The shared listener's handler: each notification goes to the active
 /// `on()` handlers of its kind, in registration order.
 fn group_handler(
@@ -737,11 +770,7 @@ fn group_handler(
             if e.kind != kind || !e.active.get() || e.removed.get() {
                 continue;
             }
-            if let Err(err) = call_js(&e.f, &n) {
-                if let Some(s) = state.upgrade() {
-                    s.report_error(&err);
-                }
-            }
+            handled(&state, call_js(&e.f, &n));
         }
         None
     })
@@ -837,7 +866,7 @@ fn js_index_func(f: Function) -> IndexFunc {
     Rc::new(move |o: &KubeObject| {
         let v = f
             .call1(&JsValue::NULL, &to_js(o))
-            .map_err(|e| format!("index function threw: {e:?}"))?;
+            .map_err(|e| format!("index function threw: {}", options::thrown_text(&e)))?;
         let arr: Array = v
             .dyn_into()
             .map_err(|_| "index function must return an array of strings".to_string())?;
@@ -881,7 +910,7 @@ fn js_transform(f: Function) -> Transformer {
         let copy = js_sys::JSON::parse(o.raw_str()).map_err(|e| format!("{e:?}"))?;
         let out = f
             .call1(&JsValue::NULL, &copy)
-            .map_err(|e| format!("transform threw: {e:?}"))?;
+            .map_err(|e| format!("transform threw: {}", options::thrown_text(&e)))?;
         let text = js_sys::JSON::stringify(&out).map_err(|e| format!("{e:?}"))?;
         let text = text.as_string().unwrap_or_default();
         KubeObject::from_json(text.as_bytes()).map_err(|e| e.to_string())
@@ -1222,18 +1251,20 @@ impl Informer {
     /// Every `add`/`update`/`delete` handler of an informer shares one queue,
     /// so all of them observe changes in the order the cache applied them.
     /// An `add` handler registered after start first receives every cached
-    /// object. A handler that throws is reported to `error` listeners (or
-    /// the console) and does not affect the others. `error` listeners also
+    /// object. A handler that throws, or returns a promise that rejects, is
+    /// reported to `error` listeners (or the console) and does not affect
+    /// the others. `error` listeners also
     /// receive a `KubeError` with the object's `key` for every object the
     /// cache could not apply (skipped, and the informer relists when that
     /// brings it back).
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn on(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "InformerEvent")] event: String,
+        #[wasm_bindgen(unchecked_param_type = "InformerEvent")] event: JsValue,
         #[wasm_bindgen(unchecked_param_type = "(first: KubeObject, second: KubeObject) => void")]
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let event = options::string_arg(&event, "event")?;
         let handler: Function = handler
             .dyn_into()
             .map_err(|_| JsValue::from(KubeErrorInit::invalid("the handler must be a function")))?;
@@ -1379,18 +1410,14 @@ impl Informer {
                 Notification::Delete(_) => delete.as_ref(),
             };
             if let Some(f) = f {
-                if let Err(e) = call_js(f, &n) {
-                    if let Some(s) = weak.upgrade() {
-                        s.report_error(&e);
-                    }
-                }
+                handled(&weak, call_js(f, &n));
             }
             None
         });
         let reg = self
             .state
             .inf
-            .add_event_handler_with_resync(h, std::time::Duration::ZERO)
+            .add_event_handler(h)
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         let id = self.state.id();
         self.state.regs.borrow_mut().push((id, reg.clone()));
@@ -1433,9 +1460,10 @@ impl Informer {
     #[wasm_bindgen(js_name = addIndexer)]
     pub fn add_indexer(
         &self,
-        name: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "(obj: KubeObject) => string[]")] f: JsValue,
     ) -> Result<(), JsValue> {
+        let name = options::string_arg(&name, "name")?;
         let f: Function = f.dyn_into().map_err(|_| {
             JsValue::from(KubeErrorInit::invalid(
                 "the index function must be a function",
@@ -1602,17 +1630,30 @@ impl Lister {
     /// cluster-scoped object); `undefined` when absent. The same order as
     /// `ResourceClient.get(name, namespace?)`.
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
-    pub fn get(&self, name: String, namespace: Option<String>) -> JsValue {
-        let ns = namespace.filter(|n| !n.is_empty());
-        self.lister
+    pub fn get(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | null")] namespace: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let name = options::string_arg(&name, "name")?;
+        let ns = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?
+            .filter(|n| !n.is_empty());
+        Ok(self
+            .lister
             .get(ns.as_deref(), &name)
             .map(|o| to_js(&o))
-            .unwrap_or(JsValue::UNDEFINED)
+            .unwrap_or(JsValue::UNDEFINED))
     }
 
     /// Objects listed under `value` in the index `indexName` (`namespace` is built in).
     #[wasm_bindgen(js_name = byIndex, unchecked_return_type = "KubeObject[]")]
-    pub fn by_index(&self, index_name: String, value: String) -> Result<Array, JsValue> {
+    pub fn by_index(
+        &self,
+        #[wasm_bindgen(js_name = indexName, unchecked_param_type = "string")] index_name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] value: JsValue,
+    ) -> Result<Array, JsValue> {
+        let index_name = options::string_arg(&index_name, "indexName")?;
+        let value = options::string_arg(&value, "value")?;
         let objs = self
             .lister
             .store()

@@ -89,10 +89,12 @@ impl KubeClient {
     #[wasm_bindgen(unchecked_return_type = "LogStream")]
     pub fn logs(
         &self,
-        namespace: String,
-        pod: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] namespace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] pod: JsValue,
         #[wasm_bindgen(unchecked_param_type = "LogOptions")] opts: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let namespace = options::string_arg(&namespace, "namespace")?;
+        let pod = options::string_arg(&pod, "pod")?;
         let it = LogStream {
             client: self.inner().clone(),
             namespace,

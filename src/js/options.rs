@@ -39,6 +39,24 @@ pub fn string(obj: &JsValue, name: &str) -> Result<Option<String>, KubeErrorInit
     }
 }
 
+/// A string argument of an exported function. The glue's own conversion of
+/// a `String` parameter trusts its caller (a number there reads outside the
+/// module's memory and poisons it), so exports take a `JsValue` and check it
+/// here: anything but a string is an `Invalid` error.
+pub fn string_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
+    v.as_string()
+        .ok_or_else(|| KubeErrorInit::invalid(format!("`{name}` must be a string")).into_js())
+}
+
+/// An optional string argument (see [`string_arg`]): `undefined` or `null`
+/// is `None`.
+pub fn opt_string_arg(v: &JsValue, name: &str) -> Result<Option<String>, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    string_arg(v, name).map(Some)
+}
+
 /// An optional function option.
 pub fn function(obj: &JsValue, name: &str) -> Result<Option<js_sys::Function>, KubeErrorInit> {
     match prop(obj, name) {
@@ -61,6 +79,17 @@ pub fn resync_period(ms: f64) -> Option<std::time::Duration> {
     (ms.is_finite() && ms > 0.0)
         .then(|| std::time::Duration::try_from_secs_f64(ms / 1000.0).ok())
         .flatten()
+}
+
+/// What a JS callback threw or rejected with, as text for an error message:
+/// an `Error`'s message, a string as it is, anything else as the engine
+/// prints it (`String(value)`).
+pub fn thrown_text(v: &JsValue) -> String {
+    if let Some(e) = v.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    v.as_string()
+        .unwrap_or_else(|| String::from(js_sys::JsString::from(v.clone())))
 }
 
 /// Report an error the library cannot throw (it happened inside a callback):

@@ -518,10 +518,12 @@ fn web_sys_warn(msg: &str) {
 /// Delete every stored copy kept under `name` (for every server and
 /// identity), e.g. at logout; resolves once deleted.
 #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
-pub fn clear_persisted(name: String) -> Promise {
-    let p = clear_store(&name);
-    future_to_promise(async move {
+pub fn clear_persisted(
+    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+) -> Result<Promise, JsValue> {
+    let p = clear_store(&super::options::string_arg(&name, "name")?);
+    Ok(future_to_promise(async move {
         JsFuture::from(p).await?;
         Ok(JsValue::UNDEFINED)
-    })
+    }))
 }

@@ -8,7 +8,8 @@ use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::options::{self, millis, report};
+use super::error::KubeErrorInit;
+use super::options::{self, millis, report, string_arg};
 use super::promise::future_to_promise;
 use crate::rt::real_clock;
 use crate::workqueue::WorkQueue as _;
@@ -17,6 +18,10 @@ use crate::workqueue::{
     MaxOfRateLimiter, QueueConfig, QueueMetrics, RateLimitingQueue, Reconciled, SharedRateLimiter,
     WorkerOptions, WorkerPool,
 };
+
+/// The most workers one `runWorkers` call may start: far beyond what a
+/// single-threaded host can use, and a bound on a mistaken count.
+const MAX_WORKERS: f64 = 10_000.0;
 
 #[wasm_bindgen(typescript_custom_section)]
 const WORKQUEUE_TS: &'static str = r#"
@@ -116,36 +121,57 @@ impl WorkQueue {
     }
 
     /// Add a key now (ignored after shutdown).
-    pub fn add(&self, key: String) {
-        self.queue.add(key);
+    pub fn add(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Result<(), JsValue> {
+        self.queue.add(string_arg(&key, "key")?);
+        Ok(())
     }
 
-    /// Add a key once `delayMs` has passed; an earlier pending add wins.
+    /// Add a key once `delayMs` has passed; an earlier pending add wins. A
+    /// delay of zero or less adds it now (as client-go does); a delay that is
+    /// not a finite number is an `Invalid` error.
     #[wasm_bindgen(js_name = addAfter)]
-    pub fn add_after(&self, key: String, delay_ms: f64) {
-        let d = if delay_ms.is_finite() {
-            millis(delay_ms)
-        } else {
-            Duration::ZERO
-        };
-        self.queue.add_after(key, d);
+    pub fn add_after(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = delayMs, unchecked_param_type = "number")] delay_ms: JsValue,
+    ) -> Result<(), JsValue> {
+        let key = string_arg(&key, "key")?;
+        let delay_ms = delay_ms.as_f64().filter(|d| d.is_finite()).ok_or_else(|| {
+            JsValue::from(KubeErrorInit::invalid("`delayMs` must be a finite number"))
+        })?;
+        self.queue.add_after(key, millis(delay_ms));
+        Ok(())
     }
 
     /// Add a key after its rate-limited backoff; returns the delay in ms.
     #[wasm_bindgen(js_name = addRateLimited)]
-    pub fn add_rate_limited(&self, key: String) -> f64 {
-        self.queue.add_rate_limited(key).as_secs_f64() * 1000.0
+    pub fn add_rate_limited(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Result<f64, JsValue> {
+        let key = string_arg(&key, "key")?;
+        Ok(self.queue.add_rate_limited(key).as_secs_f64() * 1000.0)
     }
 
     /// Clear a key's retry history (call after it succeeded).
-    pub fn forget(&self, key: String) {
-        self.queue.forget(&key);
+    pub fn forget(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Result<(), JsValue> {
+        self.queue.forget(&string_arg(&key, "key")?);
+        Ok(())
     }
 
     /// How many times the key has been requeued with backoff since its last `forget`.
     #[wasm_bindgen(js_name = numRequeues)]
-    pub fn num_requeues(&self, key: String) -> u32 {
-        self.queue.num_requeues(&key)
+    pub fn num_requeues(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Result<u32, JsValue> {
+        Ok(self.queue.num_requeues(&string_arg(&key, "key")?))
     }
 
     /// The next key, or `undefined` once the queue is shut down and empty.
@@ -162,8 +188,12 @@ impl WorkQueue {
     }
 
     /// Mark a key as finished processing.
-    pub fn done(&self, key: String) {
-        self.queue.done(&key);
+    pub fn done(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Result<(), JsValue> {
+        self.queue.done(&string_arg(&key, "key")?);
+        Ok(())
     }
 
     /// Keys waiting to be handed out.
@@ -208,19 +238,32 @@ impl WorkQueue {
     /// Run `n` concurrent workers: each takes a key, awaits `reconcile(key)`
     /// and then forgets it (success), requeues it with backoff (throw/reject or
     /// `{ requeue: true }`), or re-adds it after `requeueAfterMs`. A key is
-    /// never reconciled concurrently with itself.
+    /// never reconciled concurrently with itself. `n` is a whole number from
+    /// 1 to 10,000; anything else, or a `reconcile` that is not a function,
+    /// is an `Invalid` error.
     #[wasm_bindgen(js_name = runWorkers)]
     pub fn run_workers(
         &self,
-        n: u32,
+        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
         #[wasm_bindgen(
             unchecked_param_type = "(key: string) => ReconcileResult | Promise<ReconcileResult>"
         )]
-        reconcile: Function,
+        reconcile: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RunWorkersOptions")] opts: JsValue,
     ) -> Result<WorkerPoolHandle, JsValue> {
+        let n = n
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && (1.0..=MAX_WORKERS).contains(n))
+            .ok_or_else(|| {
+                JsValue::from(KubeErrorInit::invalid(
+                    "the number of workers must be a whole number from 1 to 10000",
+                ))
+            })?;
+        let reconcile: Function = reconcile
+            .dyn_into()
+            .map_err(|_| JsValue::from(KubeErrorInit::invalid("`reconcile` must be a function")))?;
         let on_error = options::function(&opts, "onError")?;
-        let mut wo: WorkerOptions<String, JsValue> = WorkerOptions::workers(n.max(1) as usize);
+        let mut wo: WorkerOptions<String, JsValue> = WorkerOptions::workers(n as usize);
         wo = wo.on_error(move |key: &String, err: JsValue| match &on_error {
             Some(f) => {
                 if let Err(thrown) = f.call2(&JsValue::NULL, &JsValue::from_str(key), &err) {

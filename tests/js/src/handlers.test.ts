@@ -153,3 +153,56 @@ test('scoped views are cached per selector for the recent selectors only', async
     factory.shutdown();
   }
 });
+
+test('resyncMs delivers every cached object again to update handlers, old and new the same object', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 1, pods: 5, seed: 31 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods', resyncMs: 1000 });
+    const viaOn = new Map<string, number>();
+    pods.on('update', (oldObj, newObj) => {
+      if (oldObj === newObj) viaOn.set(keyOf(newObj), (viaOn.get(keyOf(newObj)) ?? 0) + 1);
+    });
+    const viaReg = new Set<string>();
+    pods.addEventHandler({ update: (oldObj, newObj) => void (oldObj === newObj && viaReg.add(keyOf(newObj))) });
+    factory.start();
+    await pods.waitForSync();
+    // Twice for every object through on(), so it is periodic, not a one-off.
+    await until(() => viaOn.size === 5 && [...viaOn.values()].every((n) => n >= 2) && viaReg.size === 5);
+    assert.deepEqual(new Set(viaOn.keys()), new Set(pods.getSnapshot().map(keyOf)));
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('an async handler that rejects is reported to error listeners, and the other handlers go on', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 1, pods: 5, seed: 32 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const errors: string[] = [];
+    pods.on('error', (e) => errors.push(e instanceof Error ? e.message : String(e)));
+    pods.on('add', async (o) => {
+      await null;
+      throw new Error(`async add ${keyOf(o)}`);
+    });
+    pods.addEventHandler({ add: () => Promise.reject(new Error('registration add')) });
+    pods.subscribe(async () => {
+      throw new Error('async subscriber');
+    });
+    const seen = new Set<string>();
+    pods.on('add', (o) => seen.add(keyOf(o)));
+    factory.start();
+    await pods.waitForSync();
+    // Left unhandled, any of these rejections fails this test file.
+    await until(() => errors.length >= 11);
+    assert.equal(seen.size, 5, 'the plain handler saw every object');
+    assert.equal(errors.filter((m) => m.startsWith('async add ')).length, 5);
+    assert.equal(errors.filter((m) => m === 'registration add').length, 5);
+    assert.ok(errors.includes('async subscriber'), errors.join('; '));
+  } finally {
+    factory.shutdown();
+  }
+});

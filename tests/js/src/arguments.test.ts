@@ -1,0 +1,110 @@
+// Arguments of the wrong type get a KubeError (reason `Invalid`) and the
+// module keeps working. The glue's own conversion of a string parameter
+// trusts its caller: a number there read outside the module's memory and
+// poisoned it for good, so every later call failed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import init, { KubeClient, InformerFactory, KubeError, WorkQueue, clearPersisted } from 'kubewasm';
+import { server, sim, token, until } from './sim.js';
+
+const invalid = (what: string) => (e: unknown) => {
+  assert.ok(e instanceof KubeError, `${what}: expected a KubeError, got ${String(e)}`);
+  assert.equal(e.reason, 'Invalid', `${what}: ${e.message}`);
+  return true;
+};
+// What a careless caller passes where a string belongs.
+const any = (v: unknown) => v as never;
+
+test('every string argument refuses other types with KubeError Invalid, and the module keeps working', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 2, pods: 20, seed: 5 });
+  const client = new KubeClient({ server, token });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await pods.waitForSync();
+    const lister = pods.lister();
+    const rc = client.resource({ version: 'v1', resource: 'pods' });
+    const queue = new WorkQueue();
+    const [pod] = lister.list();
+    assert.ok(pod, 'the sim has pods');
+    const name = pod.metadata.name;
+    const ns = pod.metadata.namespace ?? '';
+    for (const v of [5, true, {}, [name], 1n]) {
+      const calls: [string, () => unknown][] = [
+        ['lister.get(name)', () => lister.get(any(v))],
+        ['lister.get(name, namespace)', () => lister.get(name, any(v))],
+        ['lister.byIndex(indexName)', () => lister.byIndex(any(v), ns)],
+        ['lister.byIndex(indexName, value)', () => lister.byIndex('namespace', any(v))],
+        ['resource.get(name)', () => rc.get(any(v))],
+        ['resource.get(name, namespace)', () => rc.get(name, any(v))],
+        ['resource.delete(name)', () => rc.delete(any(v), ns, {})],
+        ['resource.delete(name, namespace)', () => rc.delete(name, any(v), {})],
+        ['resource.patch(name)', () => rc.patch(any(v), ns, {}, 'merge', {})],
+        ['resource.patch(name, namespace)', () => rc.patch(name, any(v), {}, 'merge', {})],
+        ['resource.patch(kind)', () => rc.patch(name, ns, {}, any(v), {})],
+        ['client.resourceFor(name)', () => client.resourceFor(any(v))],
+        ['client.logs(namespace)', () => client.logs(any(v), name, {})],
+        ['client.logs(namespace, pod)', () => client.logs(ns, any(v), {})],
+        ['informer.on(event)', () => (pods.on as (event: unknown, f: () => void) => unknown)(v, () => {})],
+        ['informer.addIndexer(name)', () => pods.addIndexer(any(v), () => [])],
+        ['queue.add(key)', () => queue.add(any(v))],
+        ['queue.addAfter(key)', () => queue.addAfter(any(v), 1)],
+        ['queue.addRateLimited(key)', () => queue.addRateLimited(any(v))],
+        ['queue.forget(key)', () => queue.forget(any(v))],
+        ['queue.done(key)', () => queue.done(any(v))],
+        ['queue.numRequeues(key)', () => queue.numRequeues(any(v))],
+        ['clearPersisted(name)', () => clearPersisted(any(v))],
+      ];
+      for (const [what, call] of calls) assert.throws(call, invalid(`${what} given ${typeof v}`));
+    }
+    // Nothing was poisoned: reads, requests and the queue all still work.
+    assert.equal(lister.get(name, ns)?.metadata.name, name);
+    assert.equal(lister.byIndex('namespace', ns).length, lister.list({ namespace: ns }).length);
+    assert.equal((await rc.get(name, ns)).metadata.name, name);
+    queue.add('k');
+    assert.equal(await queue.get(), 'k');
+    queue.done('k');
+    assert.equal(queue.numRequeues('k'), 0);
+    // An absent namespace is still fine where one is optional.
+    assert.equal(lister.get(name, null), undefined, 'a namespaced pod is not found without its namespace');
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('runWorkers takes a whole number of workers from 1 to 10,000 and a function', async () => {
+  const queue = new WorkQueue();
+  for (const n of [-1, 0, 1.5, 10_001, Number.NaN, Infinity, '2', undefined]) {
+    assert.throws(() => queue.runWorkers(any(n), async () => {}), invalid(`runWorkers(${String(n)})`));
+  }
+  assert.throws(() => queue.runWorkers(1, any('not a function')), invalid('runWorkers(1, string)'));
+  const seen: string[] = [];
+  const pool = queue.runWorkers(3, async (key) => {
+    seen.push(key);
+  });
+  assert.equal(pool.running, 3);
+  queue.add('a');
+  await until(() => seen.includes('a'));
+  await pool.stop();
+});
+
+test('addAfter adds at once for a delay of zero or less and refuses one that is not a finite number', async () => {
+  const queue = new WorkQueue();
+  for (const d of [Infinity, -Infinity, Number.NaN, '5', undefined]) {
+    assert.throws(() => queue.addAfter('k', any(d)), invalid(`addAfter('k', ${String(d)})`));
+  }
+  assert.equal(queue.len, 0, 'nothing was added by a refused call');
+  queue.addAfter('past', -5);
+  assert.equal(queue.len, 1, 'a negative delay adds now, as client-go does');
+  assert.equal(await queue.get(), 'past');
+  queue.done('past');
+  queue.shutdown();
+});
+
+test("the Node entry's default export is init, already done", async () => {
+  const exports = await init();
+  assert.ok(exports.memory instanceof WebAssembly.Memory);
+  assert.equal(await init(), exports, 'the same instance every time');
+});
