@@ -77,3 +77,38 @@ test("a Deployment's spec.selector lists its pods, with client-go's null/empty/o
   assert.deepEqual(names(owned.getSnapshot()), names(lister.list({ namespace: d.metadata.namespace, labelSelector: d.spec.selector })));
   factory.shutdown();
 });
+
+test('> and < in a label selector: the lister, a scoped view and the server agree', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 5, seed: 19 });
+  const ns = 'default';
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: ns });
+  const gens = ['1', '2', '10', '007', 'x'];
+  for (const [i, gen] of gens.entries()) {
+    await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `gen-${i}`, namespace: ns, labels: { gen } } }, {});
+  }
+  const factory = new InformerFactory(client);
+  try {
+    const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: ns });
+    factory.start();
+    await inf.waitForSync();
+    const cases: [string, string[]][] = [
+      ['gen>1', ['2', '10', '007']],
+      ['gen<7', ['1', '2']],
+      ['gen>1,gen<10', ['2', '007']],
+    ];
+    for (const [selector, want] of cases) {
+      const gensOf = (objs: readonly KubeObject[]) => objs.map((o) => o.metadata.labels?.gen ?? '').sort();
+      assert.deepEqual(gensOf(inf.lister().list({ labelSelector: selector })), [...want].sort(), `lister ${selector}`);
+      assert.deepEqual(gensOf(inf.scoped({ labelSelector: selector }).getSnapshot()), [...want].sort(), `scoped ${selector}`);
+      const { items } = await cms.list({ labelSelector: selector });
+      assert.deepEqual(gensOf(items), [...want].sort(), `server ${selector}`);
+    }
+    assert.throws(
+      () => inf.lister().list({ labelSelector: 'gen>=1' }),
+      (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /'>=' is not a label selector operator/.test(e.message),
+    );
+  } finally {
+    factory.shutdown();
+    for (const i of gens.keys()) await cms.delete(`gen-${i}`, ns, {});
+  }
+});
