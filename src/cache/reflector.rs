@@ -309,7 +309,7 @@ impl Reflector {
         let entry = StatusError {
             message: e.to_string(),
             code: e.code().unwrap_or(0),
-            reason: e.reason().unwrap_or("").to_owned(),
+            reason: e.reported_reason().to_owned(),
             key: None,
         };
         self.status.update(|s| s.last_error = Some(entry));

@@ -103,7 +103,9 @@ pub struct StatusError {
     pub message: String,
     /// The HTTP code (0 when the error did not come from a response).
     pub code: u16,
-    /// The `Status` reason (`Expired`, `Invalid`, ...; empty if none).
+    /// The `Status` reason (`Expired`, `Invalid`, ...), or for an error
+    /// without a response its kind, as a thrown `KubeError` has it
+    /// (`Network`, `Timeout`, `Decode`, ...).
     pub reason: String,
     /// The object key, when the error concerns one object.
     pub key: Option<String>,

@@ -73,16 +73,8 @@ impl From<KubeErrorInit> for JsValue {
 /// The `KubeError` for a REST-layer error.
 pub fn from_rest(e: &crate::rest::Error) -> JsValue {
     use crate::rest::Error as E;
-    let (code, reason) = match e {
-        E::Api(a) => (a.code, a.reason.clone()),
-        E::Network { .. } => (0, "Network".to_string()),
-        E::Timeout { .. } => (0, "Timeout".to_string()),
-        E::Aborted => (0, "Aborted".to_string()),
-        E::Decode { .. } => (0, "Decode".to_string()),
-        E::InvalidConfig { .. } | E::InvalidRequest { .. } => (0, "Invalid".to_string()),
-        E::LineTooLong { .. } => (0, "LineTooLong".to_string()),
-        E::ResponseTooLarge { .. } => (0, "ResponseTooLarge".to_string()),
-    };
+    let code = e.code().unwrap_or(0);
+    let reason = e.reported_reason().to_string();
     let status = match e {
         E::Api(a) if a.is_status => Some(
             status_object(&crate::rest::Status {

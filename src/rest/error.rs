@@ -367,6 +367,22 @@ impl Error {
         self.api().map(|a| a.reason.as_str())
     }
 
+    /// What a client reports as this error's reason: the server's `reason`
+    /// for an API error, else the kind of failure (`Network`, `Timeout`,
+    /// `Aborted`, `Decode`, `Invalid`, `LineTooLong`, `ResponseTooLarge`).
+    pub fn reported_reason(&self) -> &str {
+        match self {
+            Error::Api(a) => &a.reason,
+            Error::Network { .. } => "Network",
+            Error::Timeout { .. } => "Timeout",
+            Error::Aborted => "Aborted",
+            Error::Decode { .. } => "Decode",
+            Error::InvalidConfig { .. } | Error::InvalidRequest { .. } => "Invalid",
+            Error::LineTooLong { .. } => "LineTooLong",
+            Error::ResponseTooLarge { .. } => "ResponseTooLarge",
+        }
+    }
+
     fn has(&self, reason: &str, code: u16) -> bool {
         // client-go's `ReasonForError` checks the reason; a non-Status body
         // only has a code, so fall back to it when the reason is generic.

@@ -350,3 +350,21 @@ test('1,000 events inside one frame reach subscribers as one diff with exactly t
     else delete g.requestAnimationFrame;
   }
 });
+
+test('a request that never reached a server shows in status.lastError with the reason a thrown KubeError has', async () => {
+  // Nothing listens on port 1: every connection is refused.
+  const nowhere = new KubeClient({ server: 'http://127.0.0.1:1', maxRetries: 0 });
+  const thrown: unknown = await nowhere.resource({ version: 'v1', resource: 'pods' }).list({}).catch((e: unknown) => e);
+  assert.ok(thrown instanceof KubeError, String(thrown));
+  assert.equal(thrown.reason, 'Network');
+  const factory = new InformerFactory(nowhere);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await until(() => pods.status.lastError !== undefined);
+    assert.equal(pods.status.lastError?.reason, 'Network');
+    assert.equal(pods.status.lastError?.code, 0);
+  } finally {
+    factory.shutdown();
+  }
+});
