@@ -171,10 +171,19 @@ impl Persist {
         .into_js_value()
         .unchecked_into();
         let store = PersistStore::new(&name, &config.base_url, &identity, &on_warning);
+        // Where there is no IndexedDB (Node, some workers) there is nothing
+        // to read or write: off from the start, with the reason.
+        let available = Reflect::get(&js_sys::global(), &"indexedDB".into())
+            .is_ok_and(|v| !v.is_undefined() && !v.is_null());
+        if !available {
+            let msg = "persistence is off: IndexedDB is not available here";
+            web_sys_warn(msg);
+            *warning.borrow_mut() = Some(msg.to_owned());
+        }
         Ok(Some(Rc::new(Persist {
             name,
             store,
-            enabled: Cell::new(true),
+            enabled: Cell::new(available),
             warning,
             interval,
             tracked: RefCell::new(Vec::new()),
