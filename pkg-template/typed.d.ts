@@ -137,8 +137,8 @@ export declare class InformerFactory {
   informer<T extends KubeObject = KubeObject>(opts: InformerOptions<T>): Informer<T>;
   /** Start every informer (and those created later). */
   start(): void;
-  /** Resolves when every informer created so far has synced. */
-  waitForSync(): Promise<void>;
+  /** Resolves `true` when every informer created so far has synced, or `false` once one stops first (client-go's `WaitForCacheSync`). */
+  waitForSync(): Promise<boolean>;
   /** Stop every informer. */
   shutdown(): void;
   /**
@@ -191,11 +191,12 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   /** Add an index: `f(obj)` returns the values the object is listed under. */
   addIndexer(name: string, f: (obj: T) => string[]): void;
   /**
-   * Resolves once the initial list is cached and every handler registered
-   * before the call has received it (or once the informer stops). A handler
-   * registered later gets the cache as adds; wait on its own registration.
+   * Resolves `true` once the initial list is cached and every handler
+   * registered before the call has received it, or `false` once the informer
+   * stops first. A handler registered later gets the cache as adds; wait on
+   * its own registration.
    */
-  waitForSync(): Promise<void>;
+  waitForSync(): Promise<boolean>;
   /** Whether the initial list has reached the cache. */
   readonly hasSynced: boolean;
   /** Current status. */

@@ -322,10 +322,12 @@ impl SharedInformerFactory {
         }
     }
 
-    /// Resolves when every informer created so far has synced: true, or
-    /// false if one stopped first.
-    pub async fn wait_for_sync(&self) -> bool {
-        super::shared_informer::wait_for_cache_sync(&self.informers()).await
+    /// Resolves when every informer created before this call has synced:
+    /// true, or false if one stopped first (a `shutdown` meanwhile, too).
+    /// The informers are taken at the call, not when the future first runs.
+    pub fn wait_for_sync(&self) -> impl std::future::Future<Output = bool> {
+        let all = self.informers();
+        async move { super::shared_informer::wait_for_cache_sync(&all).await }
     }
 
     /// Stop every informer and forget them; the factory can be used again.
@@ -446,6 +448,19 @@ mod tests {
         assert!(a.is_stopped() && b.is_stopped());
         assert!(f.is_empty());
         assert!(made.borrow().iter().all(|lw| lw.open_watches() == 0));
+    }
+
+    #[test]
+    fn a_wait_taken_before_shutdown_resolves_false() {
+        let (f, _made) = factory();
+        let _a = f.informer(pods(None, None), None).unwrap();
+        f.start();
+        let wait = f.wait_for_sync();
+        f.shutdown();
+        assert!(
+            !block_on(wait),
+            "nothing synced: the shutdown stopped the informer first"
+        );
     }
 
     #[test]

@@ -1144,14 +1144,12 @@ impl InformerFactory {
         })
     }
 
-    /// Resolves when every informer created so far has synced.
-    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
+    /// Resolves `true` when every informer created so far has synced, or
+    /// `false` once one of them stops first (client-go's `WaitForCacheSync`).
+    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
     pub fn wait_for_sync(&self) -> Promise {
-        let f = self.factory.clone();
-        future_to_promise(async move {
-            f.wait_for_sync().await;
-            Ok(JsValue::UNDEFINED)
-        })
+        let wait = self.factory.wait_for_sync();
+        future_to_promise(async move { Ok(wait.await.into()) })
     }
 
     /// Stop every informer.
@@ -1369,17 +1367,18 @@ impl Informer {
         self.state.inf.has_synced()
     }
 
-    /// Resolves once the initial list is in the cache and every handler
-    /// registered before this call (`on`, `addEventHandler`, `subscribe`)
-    /// has received it, or once the informer stops. A handler registered
-    /// later gets the cache as adds on its own; wait for it through its
-    /// registration.
-    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<void>")]
+    /// Resolves `true` once the initial list is in the cache and every
+    /// handler registered before this call (`on`, `addEventHandler`,
+    /// `subscribe`) has received it, or `false` once the informer stops
+    /// first. A handler registered later gets the cache as adds on its own;
+    /// wait for it through its registration.
+    #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
     pub fn wait_for_sync(&self) -> Promise {
         let wait = self.state.wait_for_handlers();
+        let inf = self.state.inf.clone();
         future_to_promise(async move {
             wait.await;
-            Ok(JsValue::UNDEFINED)
+            Ok(inf.has_synced().into())
         })
     }
 

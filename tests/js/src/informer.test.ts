@@ -368,3 +368,23 @@ test('a request that never reached a server shows in status.lastError with the r
     factory.shutdown();
   }
 });
+
+test('waitForSync resolves true once synced, and false when the informers stop first', async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    assert.equal(await pods.waitForSync(), true);
+    assert.equal(await factory.waitForSync(), true);
+  } finally {
+    factory.shutdown();
+  }
+  // A server that refuses every connection: nothing ever syncs.
+  const never = new InformerFactory(new KubeClient({ server: 'http://127.0.0.1:1', maxRetries: 0 }));
+  const pods = never.informer({ version: 'v1', resource: 'pods' });
+  never.start();
+  const [fromFactory, fromInformer] = [never.waitForSync(), pods.waitForSync()];
+  never.shutdown();
+  assert.equal(await fromFactory, false);
+  assert.equal(await fromInformer, false);
+});
