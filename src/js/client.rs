@@ -64,7 +64,7 @@ export interface ClientOptions {
   burst?: number;
   /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
   maxInFlight?: number;
-  /** Retries of idempotent requests on 429/5xx/network errors (default 10). */
+  /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx with `Retry-After`), as client-go does. */
   maxRetries?: number;
   /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
   maxResponseBytes?: number;

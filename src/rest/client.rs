@@ -11,7 +11,11 @@
 //! `details.retryAfterSeconds`) when given, else capped exponential backoff
 //! with jitter. client-go retries only when `Retry-After` is present; a
 //! browser also meets proxies and load balancers that answer 502/503 without
-//! it, hence the backoff. A request's own timeout is never retried: its
+//! it, hence the backoff. Any other request (create, update, patch,
+//! delete) is retried only when the server asked for it: a 429, or a 5xx
+//! with `Retry-After`, as client-go's `IsNextRetry` does for a request whose
+//! body it can send again; never on a network error, which may have come
+//! after the server acted. A request's own timeout is never retried: its
 //! budget is spent.
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -476,7 +480,12 @@ impl Client {
                 }
                 Err(e) => e,
             };
-            if !(req.is_retryable() && is_retryable_error(&err)) || retries >= cfg.max_retries {
+            let may_retry = if req.is_retryable() {
+                is_retryable_error(&err)
+            } else {
+                server_asked_to_retry(&err)
+            };
+            if !may_retry || retries >= cfg.max_retries {
                 return Err(err);
             }
             let wait = match err.retry_after() {
@@ -532,6 +541,13 @@ pub fn is_retryable_error(err: &Error) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether the server told the client to come back later: a 429 or a 5xx
+/// with `Retry-After` (client-go's `checkWait`), which a request that is not
+/// retryable by itself may also follow.
+fn server_asked_to_retry(err: &Error) -> bool {
+    matches!(err, Error::Api(a) if (a.code == 429 || a.code >= 500) && a.retry_after_seconds.is_some())
 }
 
 /// How much of an error answer's body is read: a `Status` is small, and

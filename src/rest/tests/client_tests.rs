@@ -105,15 +105,14 @@ fn rc_04_max_retries_with_capped_backoff() {
     assert_eq!(err.code(), Some(503));
 }
 
-/// RC-04: create/update/patch/delete are never retried unless opted in.
+/// RC-04: create/update/patch/delete are retried only when the server asked
+/// (a 429, or a 5xx with Retry-After, as client-go does), unless opted in.
 #[test]
 fn rc_04_no_retry_for_post_unless_opted_in() {
     let (c, t, clock) = setup(config());
-    for method in [Method::Post, Method::Put, Method::Patch, Method::Delete] {
-        t.clear_requests();
-        t.push(FakeResponse::status(500, "InternalError", "x").header("Retry-After", "1"));
+    let send = |method: Method| {
         let c2 = c.clone();
-        let r = start(async move {
+        start(async move {
             c2.send(
                 &Request::new(method)
                     .resource("pods")
@@ -121,9 +120,43 @@ fn rc_04_no_retry_for_post_unless_opted_in() {
                     .json(&json!({})),
             )
             .await
-        });
+        })
+    };
+    for method in [Method::Post, Method::Put, Method::Patch, Method::Delete] {
+        // Not retried: a 5xx without Retry-After, a network error (either may
+        // come after the server acted).
+        for fail in [
+            FakeResponse::status(500, "InternalError", "x"),
+            FakeResponse::status(503, "ServiceUnavailable", "x"),
+        ] {
+            t.clear_requests();
+            t.push(fail);
+            let r = send(method);
+            assert!(r.borrow().as_ref().expect("done").is_err());
+            assert_eq!(t.request_count(), 1, "{method:?}");
+        }
+        t.clear_requests();
+        t.push_error(Error::network("reset"));
+        let r = send(method);
         assert!(r.borrow().as_ref().expect("done").is_err());
-        assert_eq!(t.request_count(), 1, "{method:?}");
+        assert_eq!(t.request_count(), 1, "{method:?} after a network error");
+        // Retried after the wait the server gave: 429, and 5xx with Retry-After.
+        for asked in [
+            FakeResponse::status(429, "TooManyRequests", "x").header("Retry-After", "1"),
+            FakeResponse::status(500, "InternalError", "x").header("Retry-After", "1"),
+        ] {
+            t.clear_requests();
+            t.push(asked);
+            t.push(pod("a"));
+            let r = send(method);
+            assert_eq!(t.request_count(), 1);
+            clock.advance(Duration::from_secs(1));
+            run_until_stalled();
+            assert_eq!(t.request_count(), 2, "{method:?} retried once");
+            assert!(r.borrow().as_ref().expect("done").is_ok());
+            let reqs = t.requests();
+            assert_eq!(reqs[0].body, reqs[1].body, "the body is sent again");
+        }
     }
     t.clear_requests();
     t.push_error(Error::network("reset"));
