@@ -139,7 +139,9 @@ function usePooled(map, informer, key, arg, create) {
 export function useList(informer, filter = {}) {
   const f = {
     namespace: filter.namespace ?? undefined,
-    labelSelector: filter.labelSelector ?? undefined,
+    // `null` stays: a null selector matches nothing (client-go's
+    // LabelSelectorAsSelector), where an absent one matches everything.
+    labelSelector: filter.labelSelector,
     fieldSelector: filter.fieldSelector ?? undefined,
   };
   const key = JSON.stringify(f);

@@ -63,6 +63,7 @@ test('hooks under StrictMode: the list renders and follows writes, one watch per
     const web = (await (await fetch(`${sim.url}/api/v1/namespaces/default/pods?labelSelector=app%3Dweb`)).json()).items;
     assert.ok(web.length >= 2, 'seeded web pods and the new one');
     assert.equal(Number(await page.locator('#web-count').first().textContent()), web.length);
+    assert.equal(Number(await page.locator('#none-count').first().textContent()), 0, 'a null selector matches nothing');
 
     // Unmount: both informers are released and stop watching after the 1 s grace period.
     await page.evaluate(() => window.setShown(false));

@@ -14,11 +14,14 @@ function PodTable({ factory, namespace }: { factory: InformerFactory; namespace:
   const pods = useInformer<Pod>(factory, { version: 'v1', resource: 'pods' });
   const rows: readonly Pod[] = useList(pods, { namespace });
   const web = useList(pods, { namespace, labelSelector: 'app=web' });
+  // A Deployment whose spec.selector is null selects nothing.
+  const none = useList(pods, { namespace, labelSelector: null });
   const watched: Pod | undefined = useObject(pods, namespace, 'watched');
   return (
     <section>
       <p id="watched">{watched ? `${watched.metadata.name} ${watched.metadata.labels?.['stage'] ?? ''}` : 'absent'}</p>
       <p id="web-count">{web.length}</p>
+      <p id="none-count">{none.length}</p>
       <table id="pods">
         <tbody>
           {rows.map((p) => (
