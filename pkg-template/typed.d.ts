@@ -225,7 +225,7 @@ export declare class ScopedView<T extends KubeObject = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
-  /** The matching objects; the same array until a diff has been delivered. */
+  /** The matching objects; the same array until one of them changes, or an object enters or leaves the view. */
   getSnapshot(): readonly T[];
   /** Receive the informer's diffs (unfiltered keys; re-read the snapshot). */
   subscribe(listener: (diff: Diff) => void): () => void;

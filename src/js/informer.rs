@@ -335,6 +335,9 @@ const MAX_CATCH_UP_MS: f64 = 5_000.0;
 /// A cached scoped snapshot: its version and when it was last read.
 struct ScopedEntry {
     version: u64,
+    /// The object versions in `array`, in its order: a diff elsewhere in
+    /// the informer that leaves them all as they were keeps the array.
+    objs: Vec<KubeObject>,
     array: Array,
     used: u64,
 }
@@ -777,9 +780,18 @@ fn group_handler(
 }
 
 fn sorted_js(mut objs: Vec<KubeObject>) -> Array {
-    crate::rt::sort::sort_by(&mut objs, |a, b| {
+    sort_by_key(&mut objs);
+    frozen_js(&objs)
+}
+
+/// In snapshot order: by namespace, then name.
+fn sort_by_key(objs: &mut [KubeObject]) {
+    crate::rt::sort::sort_by(objs, |a, b| {
         (a.namespace(), a.name()).cmp(&(b.namespace(), b.name()))
     });
+}
+
+fn frozen_js(objs: &[KubeObject]) -> Array {
     let arr: Array = objs.iter().map(to_js).collect();
     // Snapshots are shared by every reader: freeze the array too.
     Object::freeze(&arr);
@@ -1537,7 +1549,8 @@ pub struct ScopedView {
 
 #[wasm_bindgen]
 impl ScopedView {
-    /// The matching objects; the same array until a diff has been delivered.
+    /// The matching objects; the same array until one of them changes, or
+    /// an object enters or leaves the view.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "readonly KubeObject[]")]
     pub fn get_snapshot(&self) -> Array {
         let key = format!(
@@ -1561,8 +1574,19 @@ impl ScopedView {
                 objs.push(o.clone());
             }
         });
-        let arr = sorted_js(objs);
+        sort_by_key(&mut objs);
         let mut cache = self.state.scoped.borrow_mut();
+        // Nothing in this view changed (the diff was elsewhere): the same array.
+        if let Some(e) = cache.get_mut(&key) {
+            let same =
+                e.objs.len() == objs.len() && e.objs.iter().zip(&objs).all(|(a, b)| a.ptr_eq(b));
+            if same {
+                e.version = version;
+                e.used = tick;
+                return e.array.clone();
+            }
+        }
+        let arr = frozen_js(&objs);
         if cache.len() >= MAX_SCOPED && !cache.contains_key(&key) {
             let oldest = cache
                 .iter()
@@ -1576,6 +1600,7 @@ impl ScopedView {
             key,
             ScopedEntry {
                 version,
+                objs,
                 array: arr.clone(),
                 used: tick,
             },

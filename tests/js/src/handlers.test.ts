@@ -149,6 +149,25 @@ test('scoped views are cached per selector for the recent selectors only', async
     assert.equal(first.getSnapshot(), snap, 'still cached among the recent selectors');
     for (let i = 0; i < 1000; i++) pods.scoped({ labelSelector: `x${i}` }).getSnapshot();
     assert.notEqual(first.getSnapshot(), snap, 'an old selector was let go');
+
+    // A change elsewhere in the informer keeps a view's array; one inside it does not.
+    const [a, b] = [...new Set(pods.getSnapshot().map((p) => p.metadata.namespace ?? ''))];
+    assert.ok(a && b, 'two namespaces');
+    const inA = pods.scoped({ namespace: a });
+    const inB = pods.scoped({ namespace: b });
+    const [snapA, snapB] = [inA.getSnapshot(), inB.getSnapshot()];
+    const diffs: number[] = [];
+    pods.subscribe((d) => diffs.push(d.version));
+    const rc = client.resource({ version: 'v1', resource: 'pods', namespace: a });
+    await rc.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'scoped-probe', namespace: a } }, {});
+    try {
+      await until(() => pods.lister().get('scoped-probe', a) !== undefined && diffs.length > 0);
+      assert.equal(inB.getSnapshot(), snapB, `nothing changed in ${b}: the same array`);
+      assert.notEqual(inA.getSnapshot(), snapA, `${a} gained a pod: a new array`);
+      assert.equal(inA.getSnapshot().length, snapA.length + 1);
+    } finally {
+      await rc.delete('scoped-probe', a, {});
+    }
   } finally {
     factory.shutdown();
   }
