@@ -1360,10 +1360,7 @@ impl Informer {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<ScopedView, JsValue> {
-        let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let selector = label_selector(&filter, "labelSelector")?;
-        let fsel = options::string(&filter, "fieldSelector")?.unwrap_or_default();
-        let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
+        let (namespace, selector, fields) = list_filter(&filter)?;
         Ok(ScopedView {
             state: self.state.clone(),
             namespace,
@@ -1635,11 +1632,7 @@ impl Lister {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
-        let namespace = options::string(&filter, "namespace")?.filter(|n| !n.is_empty());
-        let selector = label_selector(&filter, "labelSelector")?;
-        let fields =
-            FieldSelector::parse(&options::string(&filter, "fieldSelector")?.unwrap_or_default())
-                .map_err(selector_error)?;
+        let (namespace, selector, fields) = list_filter(&filter)?;
         let out = Array::new();
         self.lister
             .for_each_in(namespace.as_deref(), &selector, |o| {
@@ -1685,6 +1678,26 @@ impl Lister {
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         Ok(objs.iter().map(to_js).collect())
     }
+}
+
+/// A `ListFilter`: the namespace (`None` for all), label and field
+/// selectors. Absent is everything; anything but an object (a selector
+/// string passed by itself, say) is an `Invalid` error rather than a filter
+/// that silently matches everything.
+fn list_filter(
+    filter: &JsValue,
+) -> Result<(Option<String>, LabelSelector, FieldSelector), JsValue> {
+    if !(filter.is_undefined() || filter.is_null() || filter.is_object()) {
+        return Err(KubeErrorInit::invalid(
+            "the filter must be an object: { namespace, labelSelector, fieldSelector }",
+        )
+        .into());
+    }
+    let namespace = options::string(filter, "namespace")?.filter(|n| !n.is_empty());
+    let selector = label_selector(filter, "labelSelector")?;
+    let fsel = options::string(filter, "fieldSelector")?.unwrap_or_default();
+    let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
+    Ok((namespace, selector, fields))
 }
 
 fn unsubscriber(f: impl FnOnce() + 'static) -> JsValue {

@@ -59,6 +59,14 @@ test('every string argument refuses other types with KubeError Invalid, and the 
       ];
       for (const [what, call] of calls) assert.throws(call, invalid(`${what} given ${typeof v}`));
     }
+    // A filter that is not an object (a selector string by itself, say) is
+    // refused rather than read as no filter, which would match everything.
+    for (const v of ['app=web', 5, true]) {
+      assert.throws(() => lister.list(any(v)), invalid(`lister.list(${String(v)})`));
+      assert.throws(() => pods.scoped(any(v)), invalid(`informer.scoped(${String(v)})`));
+    }
+    assert.equal(lister.list().length, pods.getSnapshot().length, 'no filter is everything');
+    assert.equal(lister.list(any(null)).length, pods.getSnapshot().length);
     // Nothing was poisoned: reads, requests and the queue all still work.
     assert.equal(lister.get(name, ns)?.metadata.name, name);
     assert.equal(lister.byIndex('namespace', ns).length, lister.list({ namespace: ns }).length);
