@@ -48,6 +48,16 @@ let identity;
 let host;
 /** Connected tabs by port. */
 const tabs = new Map();
+/**
+ * What a tab's error says of the worker's: `upstream: ` and the server's
+ * message. The worker's status message starts with the code and reason the
+ * tab's own error states again, so that part is left out.
+ */
+function upstreamMessage(code, reason, message) {
+  const said = `API error: ${reason} (${code}): `;
+  return `upstream: ${message.startsWith(said) ? message.slice(said.length) : message}`;
+}
+
 /** Scopes (one upstream informer each) by key. */
 const scopes = new Map();
 let tokenSeq = 0;
@@ -284,7 +294,7 @@ class Scope {
   }
 
   failWatches(code, reason, message) {
-    for (const w of [...this.watches]) w.fail(code, reason, `upstream: ${message}`);
+    for (const w of [...this.watches]) w.fail(code, reason, upstreamMessage(code, reason, message));
   }
 
   /** Resolves once the upstream informer watches again (or after `ms`, to look again). */
@@ -557,7 +567,7 @@ async function serve(tab, m) {
     }
     const { phase, lastError: err } = scope.informer.status;
     if (phase === 'backoff' && err && (!scope.synced || REFUSED.includes(err.code))) {
-      r.error(err.code || 500, err.reason || 'InternalError', `upstream: ${err.message}`);
+      r.error(err.code || 500, err.reason || 'InternalError', upstreamMessage(err.code, err.reason, err.message));
       return;
     }
     // (`ready` only before the sync: once resolved it would not wait at all.)

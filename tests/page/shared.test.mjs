@@ -211,7 +211,9 @@ test('identities never share a worker; a token reaches the worker from the tab',
     });
     const err = await until(() => page2.evaluate(() => window.__kw.infs[0].status.lastError), 20_000, 'the 401 in the status');
     assert.equal(err.code, 401, JSON.stringify(err));
-    assert.match(err.message, /upstream/);
+    // The tab's own code and reason, then the server's message, each once.
+    assert.match(err.message, /^API error: Unauthorized \(401\): upstream: /, err.message);
+    assert.equal(err.message.split('API error').length, 2, err.message);
     await page.close();
     await page2.close();
   } finally {
