@@ -6,13 +6,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InformerFactory, KubeClient, KubeError, isStatus, type KubeObject, type Status } from 'kubewasm';
 
-import { server, token, until } from './sim.js';
+import { server, sim, token, until } from './sim.js';
 
 const client = new KubeClient({ server, token });
 const invalid = (needle: RegExp) => (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.code === 0 && needle.test(e.message);
 const unique = (p: string) => `${p}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
 
 test('a namespaced resource needs a namespace for named verbs and create, as from Rust', async () => {
+  // Its own cluster: files run in another order under other runtimes.
+  await sim('/sim/seed', { namespaces: 3, pods: 30, seed: 1 });
   const pods = client.resource({ version: 'v1', resource: 'pods' });
   const needsNs = invalid(/pods is namespaced: .* needs a namespace/);
   await assert.rejects(pods.get('p1'), needsNs);
