@@ -197,8 +197,28 @@ impl KubeClient {
     }
 }
 
+/// An absolute `server` must be an http(s) URL the host can parse, so a typo
+/// fails here rather than as a network error on every request. A path (or
+/// nothing: the page's own origin) is resolved by the host per request.
+fn check_server(server: &str) -> Result<(), KubeErrorInit> {
+    if !server.contains("://") {
+        return Ok(());
+    }
+    match web_sys::Url::new(server) {
+        Ok(u) if matches!(u.protocol().as_str(), "http:" | "https:") => Ok(()),
+        Ok(u) => Err(KubeErrorInit::invalid(format!(
+            "option `server` must be an http or https URL, not {}",
+            u.protocol()
+        ))),
+        Err(_) => Err(KubeErrorInit::invalid(format!(
+            "option `server` is not a valid URL: {server:?}"
+        ))),
+    }
+}
+
 fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     let server = options::string(opts, "server")?.unwrap_or_default();
+    check_server(&server)?;
     let mut config = Config::new(server);
     if let Some(t) = options::string(opts, "token")? {
         config = config.bearer_token(t);

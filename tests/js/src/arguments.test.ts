@@ -116,3 +116,12 @@ test("the Node entry's default export is init, already done", async () => {
   assert.ok(exports.memory instanceof WebAssembly.Memory);
   assert.equal(await init(), exports, 'the same instance every time');
 });
+
+test('a server that is not an http(s) URL is refused when the client is made; a path is kept for the host to resolve', () => {
+  for (const bad of ['http://[::1', 'ftp://example.com', 'http://exa mple.com']) {
+    assert.throws(() => new KubeClient({ server: bad }), invalid(`server ${bad}`));
+  }
+  for (const good of ['http://[::1]:8001', 'https://example.com/prefix', '/k8s']) {
+    assert.doesNotThrow(() => new KubeClient({ server: good }), good);
+  }
+});
