@@ -202,6 +202,7 @@ export declare interface KubeError {
 
 /** Filters for listers and scoped snapshots. */
 export interface ListFilter {
+  /** Only objects in this namespace; ignored for a cluster-scoped resource. */
   namespace?: string;
   /**
    * A selector string (`app=web`) or an API selector object (a Deployment's
@@ -327,6 +328,9 @@ struct State {
     /// Reports the rejection of a promise an `async` handler returned (made
     /// on first use; one function for every such promise).
     on_reject: std::cell::OnceCell<JsValue>,
+    /// A cluster-scoped resource: listers and views ignore a namespace, as
+    /// the resource client does.
+    cluster_scoped: bool,
 }
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
@@ -394,6 +398,7 @@ impl State {
         life: Rc<Lifecycle>,
         warm: Rc<Cell<bool>>,
         persist: Option<Rc<Persist>>,
+        cluster_scoped: bool,
     ) -> Rc<State> {
         Rc::new(State {
             inf,
@@ -416,6 +421,7 @@ impl State {
             warm,
             persist,
             on_reject: std::cell::OnceCell::new(),
+            cluster_scoped,
         })
     }
 
@@ -1094,10 +1100,11 @@ impl InformerFactory {
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
         let persist = self.persist.clone();
+        let cluster_scoped = !scope.resource.namespaced;
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let state = State::new(inf.clone(), shape, life, warm, persist);
+                let state = State::new(inf.clone(), shape, life, warm, persist, cluster_scoped);
                 made = Some(state.clone());
                 Some(state as Rc<dyn Any>)
             })
@@ -1361,6 +1368,7 @@ impl Informer {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<ScopedView, JsValue> {
         let (namespace, selector, fields) = list_filter(&filter)?;
+        let namespace = namespace.filter(|_| !self.state.cluster_scoped);
         Ok(ScopedView {
             state: self.state.clone(),
             namespace,
@@ -1460,6 +1468,7 @@ impl Informer {
     pub fn lister(&self) -> Lister {
         Lister {
             lister: self.state.inf.lister(),
+            cluster_scoped: self.state.cluster_scoped,
             _hold: Hold::new(&self.state),
         }
     }
@@ -1620,6 +1629,8 @@ impl ScopedView {
 #[wasm_bindgen]
 pub struct Lister {
     lister: RustLister,
+    /// Ignore namespaces (see `State::cluster_scoped`).
+    cluster_scoped: bool,
     _hold: Hold,
 }
 
@@ -1633,6 +1644,7 @@ impl Lister {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
         let (namespace, selector, fields) = list_filter(&filter)?;
+        let namespace = namespace.filter(|_| !self.cluster_scoped);
         let out = Array::new();
         self.lister
             .for_each_in(namespace.as_deref(), &selector, |o| {
@@ -1644,7 +1656,7 @@ impl Lister {
     }
 
     /// The cached object `name` in `namespace` (omit it for a
-    /// cluster-scoped object); `undefined` when absent. The same order as
+    /// cluster-scoped object, which ignores it); `undefined` when absent. The same order as
     /// `ResourceClient.get(name, namespace?)`.
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
     pub fn get(
@@ -1654,7 +1666,7 @@ impl Lister {
     ) -> Result<JsValue, JsValue> {
         let name = options::string_arg(&name, "name")?;
         let ns = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?
-            .filter(|n| !n.is_empty());
+            .filter(|n| !n.is_empty() && !self.cluster_scoped);
         Ok(self
             .lister
             .get(ns.as_deref(), &name)

@@ -44,6 +44,19 @@ test('a cluster-scoped resource ignores the namespace, as from Rust', async () =
   const name = list.items[0]!.metadata.name;
   assert.equal((await nodes.get(name)).metadata.name, name);
   assert.equal((await nodes.get(name, 'also-ignored')).metadata.name, name);
+  // So do the lister and views of a cluster-scoped informer.
+  const factory = new InformerFactory(client);
+  try {
+    const informer = factory.informer({ version: 'v1', resource: 'nodes' });
+    factory.start();
+    await informer.waitForSync();
+    const lister = informer.lister();
+    assert.equal(lister.get(name, 'ignored')?.metadata.name, name);
+    assert.equal(lister.list({ namespace: 'ignored' }).length, list.items.length);
+    assert.equal(informer.scoped({ namespace: 'ignored' }).getSnapshot().length, list.items.length);
+  } finally {
+    factory.shutdown();
+  }
   // A custom resource's scope comes from `namespaced` (what resourceFor returns).
   const w = await client.resourceFor('Widget');
   const widgets = client.resource({ ...w, namespace: 'default' });
