@@ -32,7 +32,7 @@ use crate::cache::{
     Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
     SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
 };
-use crate::rest::KubeObject;
+use crate::rest::{KubeObject, WeakKubeObject};
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -340,8 +340,9 @@ const MAX_CATCH_UP_MS: f64 = 5_000.0;
 struct ScopedEntry {
     version: u64,
     /// The object versions in `array`, in its order: a diff elsewhere in
-    /// the informer that leaves them all as they were keeps the array.
-    objs: Vec<KubeObject>,
+    /// the informer that leaves them all as they were keeps the array. Weak,
+    /// so a view nobody reads again does not keep replaced versions alive.
+    objs: Vec<WeakKubeObject>,
     array: Array,
     used: u64,
 }
@@ -1584,8 +1585,11 @@ impl ScopedView {
         let mut cache = self.state.scoped.borrow_mut();
         // Nothing in this view changed (the diff was elsewhere): the same array.
         if let Some(e) = cache.get_mut(&key) {
-            let same =
-                e.objs.len() == objs.len() && e.objs.iter().zip(&objs).all(|(a, b)| a.ptr_eq(b));
+            let same = e.objs.len() == objs.len()
+                && e.objs
+                    .iter()
+                    .zip(&objs)
+                    .all(|(a, b)| a.upgrade().is_some_and(|a| a.ptr_eq(b)));
             if same {
                 e.version = version;
                 e.used = tick;
@@ -1606,7 +1610,7 @@ impl ScopedView {
             key,
             ScopedEntry {
                 version,
-                objs,
+                objs: objs.iter().map(KubeObject::downgrade).collect(),
                 array: arr.clone(),
                 used: tick,
             },
