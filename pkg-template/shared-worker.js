@@ -290,7 +290,7 @@ class Scope {
     const err = s.lastError;
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
-    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 500, err?.reason || 'InternalError', err?.message ?? 'the watch failed');
+    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 500, (err?.code && err.reason) || 'InternalError', err?.message ?? 'the watch failed');
   }
 
   failWatches(code, reason, message) {
@@ -567,7 +567,9 @@ async function serve(tab, m) {
     }
     const { phase, lastError: err } = scope.informer.status;
     if (phase === 'backoff' && err && (!scope.synced || REFUSED.includes(err.code))) {
-      r.error(err.code || 500, err.reason || 'InternalError', upstreamMessage(err.code, err.reason, err.message));
+      // A failure without a response (reason `Network`, code 0) reaches the
+      // tab as the worker's own 500, with the upstream reason in the text.
+      r.error(err.code || 500, (err.code && err.reason) || 'InternalError', upstreamMessage(err.code, err.reason, err.message));
       return;
     }
     // (`ready` only before the sync: once resolved it would not wait at all.)

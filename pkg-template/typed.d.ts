@@ -243,7 +243,7 @@ export declare class WorkQueue {
   [Symbol.dispose](): void;
   /** Add a key now (ignored after shutdown). */
   add(key: string): void;
-  /** Add a key once `delayMs` has passed; an earlier pending add wins. */
+  /** Add a key once `delayMs` has passed; an earlier pending add wins. A delay of zero or less adds it now; one that is not a finite number throws `KubeError` (reason `Invalid`). */
   addAfter(key: string, delayMs: number): void;
   /** Add a key after its rate-limited backoff; returns the delay in ms. */
   addRateLimited(key: string): number;
@@ -265,7 +265,9 @@ export declare class WorkQueue {
    * Run `n` concurrent workers: each takes a key, awaits `reconcile(key)` and
    * then forgets it (success), requeues it with backoff (throw/reject or
    * `{ requeue: true }`), or re-adds it after `requeueAfterMs`. A key is never
-   * reconciled concurrently with itself.
+   * reconciled concurrently with itself. `n` is a whole number from 1 to
+   * 10,000; anything else, or a `reconcile` that is not a function, throws
+   * `KubeError` (reason `Invalid`).
    */
   runWorkers(n: number, reconcile: (key: string) => ReconcileResult | Promise<ReconcileResult>, opts?: RunWorkersOptions): WorkerPoolHandle;
   /** Keys waiting to be handed out. */

@@ -64,7 +64,7 @@ export interface ClientOptions {
   burst?: number;
   /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
   maxInFlight?: number;
-  /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx with `Retry-After`), as client-go does. */
+  /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. */
   maxRetries?: number;
   /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
   maxResponseBytes?: number;
@@ -197,11 +197,12 @@ impl KubeClient {
     }
 }
 
-/// An absolute `server` must be an http(s) URL the host can parse, so a typo
-/// fails here rather than as a network error on every request. A path (or
-/// nothing: the page's own origin) is resolved by the host per request.
+/// `server` is a path on the page's origin (`/k8s`, resolved by the host
+/// per request) or an http(s) URL the host can parse, so a typo fails here
+/// rather than as a network error on every request. (An empty one is
+/// refused by the client's config with its own message.)
 fn check_server(server: &str) -> Result<(), KubeErrorInit> {
-    if !server.contains("://") {
+    if server.is_empty() || server.starts_with('/') {
         return Ok(());
     }
     match web_sys::Url::new(server) {
@@ -442,7 +443,7 @@ impl ResourceClient {
     pub fn get(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string | null")] namespace: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: Option<JsValue>,
     ) -> Result<Promise, JsValue> {
         let name = options::string_arg(&name, "name")?;
         let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;

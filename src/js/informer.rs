@@ -438,11 +438,7 @@ impl State {
             })
             .into_js_value()
         });
-        let p = js_sys::Promise::resolve(v);
-        if let Ok(catch) = Reflect::get(&p, &"catch".into()).and_then(|f| f.dyn_into::<Function>())
-        {
-            let _ = catch.call1(&p, on_reject);
-        }
+        catch_with(v, on_reject);
     }
 
     fn id(&self) -> u64 {
@@ -537,8 +533,11 @@ impl State {
             report("kubewasm: an informer handler threw", err);
         }
         for f in listeners {
-            if let Err(e) = f.call1(&JsValue::NULL, err) {
-                report("kubewasm: an error listener threw", &e);
+            match f.call1(&JsValue::NULL, err) {
+                Err(e) => report("kubewasm: an error listener threw", &e),
+                // An `async` error listener's rejection goes to the console.
+                Ok(v) if v.is_object() => catch_with(&v, &console_on_reject()),
+                Ok(_) => {}
             }
         }
     }
@@ -763,8 +762,31 @@ fn handled(state: &std::rc::Weak<State>, outcome: Result<JsValue, JsValue>) {
         (Err(e), Some(s)) => s.report_error(&e),
         (Err(e), None) => report("kubewasm: an informer handler threw", &e),
         (Ok(v), Some(s)) if v.is_object() => s.catch_rejection(&v),
+        (Ok(v), None) if v.is_object() => catch_with(&v, &console_on_reject()),
         (Ok(_), _) => {}
     }
+}
+
+/// Have `on_reject` called with `v`'s rejection: any thenable is adopted
+/// (a `then` that throws rejects), anything else settles at once.
+fn catch_with(v: &JsValue, on_reject: &JsValue) {
+    let p = js_sys::Promise::resolve(v);
+    if let Ok(catch) = Reflect::get(&p, &"catch".into()).and_then(|f| f.dyn_into::<Function>()) {
+        let _ = catch.call1(&p, on_reject);
+    }
+}
+
+thread_local! {
+    /// Reports a rejection no informer is left to take to the console (one
+    /// function for the module's life).
+    static CONSOLE_ON_REJECT: JsValue = Closure::<dyn FnMut(JsValue)>::new(|e: JsValue| {
+        report("kubewasm: a listener's promise rejected", &e);
+    })
+    .into_js_value();
+}
+
+fn console_on_reject() -> JsValue {
+    CONSOLE_ON_REJECT.with(JsValue::clone)
 }
 
 /// The shared listener's handler: each notification goes to the active
@@ -1096,7 +1118,9 @@ impl InformerFactory {
         let key = SharedInformerFactory::scope_key(&scope);
         let warm: Rc<Cell<bool>> = Rc::default();
         if let Some(p) = &self.persist {
-            io.seed = Some(p.seed_source(&key, warm.clone()));
+            if p.is_enabled() {
+                io.seed = Some(p.seed_source(&key, warm.clone()));
+            }
         }
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
@@ -1305,9 +1329,7 @@ impl Informer {
                 let id = inf.status().subscribe(move |_s| {
                     if let Some(st) = weak.upgrade() {
                         let snap = st.status_js();
-                        if let Err(e) = h.call1(&JsValue::NULL, &snap) {
-                            st.report_error(&e);
-                        }
+                        handled(&weak, h.call1(&JsValue::NULL, &snap));
                     }
                 });
                 let status = inf.status().clone();
@@ -1666,7 +1688,7 @@ impl Lister {
     pub fn get(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string | null")] namespace: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
         let name = options::string_arg(&name, "name")?;
         let ns = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?

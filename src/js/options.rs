@@ -82,14 +82,33 @@ pub fn resync_period(ms: f64) -> Option<std::time::Duration> {
 }
 
 /// What a JS callback threw or rejected with, as text for an error message:
-/// an `Error`'s message, a string as it is, anything else as the engine
-/// prints it (`String(value)`).
+/// an `Error`'s message, a string as it is, a number, boolean, `undefined` or
+/// `null` as JS writes it, anything else as the glue describes it. Never
+/// throws, whatever was thrown.
 pub fn thrown_text(v: &JsValue) -> String {
-    if let Some(e) = v.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
+    // `message` may have been set to anything: read it as a value.
+    if let Some(m) = v
+        .dyn_ref::<js_sys::Error>()
+        .and_then(|e| e.message().as_string())
+    {
+        return m;
     }
-    v.as_string()
-        .unwrap_or_else(|| String::from(js_sys::JsString::from(v.clone())))
+    if let Some(s) = v.as_string() {
+        return s;
+    }
+    if let Some(n) = v.as_f64() {
+        return n.to_string();
+    }
+    if let Some(b) = v.as_bool() {
+        return b.to_string();
+    }
+    if v.is_undefined() {
+        return "undefined".into();
+    }
+    if v.is_null() {
+        return "null".into();
+    }
+    format!("{v:?}")
 }
 
 /// Report an error the library cannot throw (it happened inside a callback):

@@ -204,6 +204,12 @@ impl Persist {
         self.warn(why);
     }
 
+    /// Whether stored copies are read and written (off where there is no
+    /// IndexedDB, or after a write failed).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.get()
+    }
+
     /// The seed source of the informer stored under `scope`; `warm` is set
     /// when a stored copy was found.
     pub fn seed_source(self: &Rc<Self>, scope: &str, warm: Rc<Cell<bool>>) -> SeedSource {

@@ -545,7 +545,9 @@ pub fn is_retryable_error(err: &Error) -> bool {
 
 /// Whether the server told the client to come back later: a 429 or a 5xx
 /// with `Retry-After` (client-go's `checkWait`), which a request that is not
-/// retryable by itself may also follow.
+/// retryable by itself may also follow. The `Status`'s
+/// `details.retryAfterSeconds` counts too: a page cannot read the header of
+/// a cross-origin response the server did not expose it on.
 fn server_asked_to_retry(err: &Error) -> bool {
     matches!(err, Error::Api(a) if (a.code == 429 || a.code >= 500) && a.retry_after_seconds.is_some())
 }

@@ -118,10 +118,48 @@ test("the Node entry's default export is init, already done", async () => {
 });
 
 test('a server that is not an http(s) URL is refused when the client is made; a path is kept for the host to resolve', () => {
-  for (const bad of ['http://[::1', 'ftp://example.com', 'http://exa mple.com']) {
+  for (const bad of ['http://[::1', 'ftp://example.com', 'http://exa mple.com', 'localhost:8001', 'k8s.example.com']) {
     assert.throws(() => new KubeClient({ server: bad }), invalid(`server ${bad}`));
   }
-  for (const good of ['http://[::1]:8001', 'https://example.com/prefix', '/k8s']) {
+  for (const good of ['http://[::1]:8001', 'https://example.com/prefix', '/k8s', '/proxy/https://k8s.example']) {
     assert.doesNotThrow(() => new KubeClient({ server: good }), good);
   }
+});
+
+test('whatever a callback throws becomes the text of a KubeError, and the module keeps working', async () => {
+  for (const thrown of [undefined, null, true, 42, {}, 'text']) {
+    for (const tokenProvider of [
+      () => {
+        throw thrown;
+      },
+      () => Promise.reject(thrown),
+    ]) {
+      const c = new KubeClient({ server, tokenProvider });
+      const err: unknown = await c.resource({ version: 'v1', resource: 'pods' }).list({}).catch((e: unknown) => e);
+      assert.ok(err instanceof KubeError, `${String(thrown)}: ${String(err)}`);
+      assert.match(err.message, /tokenProvider (threw|rejected): /);
+      if (thrown !== undefined && typeof thrown !== 'object') assert.ok(err.message.includes(String(thrown)), err.message);
+    }
+  }
+  // A transform that throws a number: the object is skipped with its key.
+  await sim('/sim/seed', { namespaces: 1, pods: 3, seed: 6 });
+  const factory = new InformerFactory(new KubeClient({ server, token }));
+  try {
+    const pods = factory.informer({
+      version: 'v1',
+      resource: 'pods',
+      transform: () => {
+        throw 42;
+      },
+    });
+    const errors: KubeError[] = [];
+    pods.on('error', (e) => errors.push(e as KubeError));
+    factory.start();
+    await until(() => errors.length >= 3);
+    assert.match(errors[0]!.message, /transform threw: 42/);
+    assert.ok(errors[0]!.key, 'the object is named');
+  } finally {
+    factory.shutdown();
+  }
+  assert.equal(new WorkQueue().len, 0, 'the module still works');
 });

@@ -211,16 +211,31 @@ test('an async handler that rejects is reported to error listeners, and the othe
     pods.subscribe(async () => {
       throw new Error('async subscriber');
     });
+    pods.on('status', async () => {
+      throw new Error('async status listener');
+    });
+    // An error listener's own rejection goes to the console, not unhandled.
+    pods.on('error', async () => {
+      throw new Error('async error listener');
+    });
     const seen = new Set<string>();
     pods.on('add', (o) => seen.add(keyOf(o)));
     factory.start();
     await pods.waitForSync();
     // Left unhandled, any of these rejections fails this test file.
-    await until(() => errors.length >= 11);
+    const count = (f: (m: string) => boolean) => errors.filter(f).length;
+    await until(
+      () =>
+        count((m) => m.startsWith('async add ')) === 5 &&
+        count((m) => m === 'registration add') === 5 &&
+        errors.includes('async subscriber') &&
+        errors.includes('async status listener'),
+    );
     assert.equal(seen.size, 5, 'the plain handler saw every object');
     assert.equal(errors.filter((m) => m.startsWith('async add ')).length, 5);
     assert.equal(errors.filter((m) => m === 'registration add').length, 5);
     assert.ok(errors.includes('async subscriber'), errors.join('; '));
+    assert.ok(errors.includes('async status listener'), errors.join('; '));
   } finally {
     factory.shutdown();
   }

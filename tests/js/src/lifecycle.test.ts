@@ -107,6 +107,8 @@ test('persist where there is no IndexedDB (Node): a warning, no copy, and the in
     await inf.waitForSync();
     assert.notEqual(inf.status.phase, 'stored');
     assert.equal(inf.status.persistence?.enabled, false);
+    // Nothing tried to read a copy either: the reason is still the first one.
+    assert.match(inf.status.persistence?.warning ?? '', /IndexedDB is not available/);
     assert.equal(sorted(cacheState(inf.getSnapshot())), sorted(await simState()));
     await factory.clearPersisted();
   } finally {
