@@ -82,9 +82,8 @@ pub fn resync_period(ms: f64) -> Option<std::time::Duration> {
 }
 
 /// What a JS callback threw or rejected with, as text for an error message:
-/// an `Error`'s message, a string as it is, a number, boolean, `undefined` or
-/// `null` as JS writes it, anything else as the glue describes it. Never
-/// throws, whatever was thrown.
+/// an `Error`'s message, a string as it is, anything else as JS's
+/// `String(value)` writes it. Never throws, whatever was thrown.
 pub fn thrown_text(v: &JsValue) -> String {
     // `message` may have been set to anything: read it as a value.
     if let Some(m) = v
@@ -96,19 +95,14 @@ pub fn thrown_text(v: &JsValue) -> String {
     if let Some(s) = v.as_string() {
         return s;
     }
-    if let Some(n) = v.as_f64() {
-        return n.to_string();
-    }
-    if let Some(b) = v.as_bool() {
-        return b.to_string();
-    }
-    if v.is_undefined() {
-        return "undefined".into();
-    }
-    if v.is_null() {
-        return "null".into();
-    }
-    format!("{v:?}")
+    // JS's own `String(value)` (no float formatting in the module for it);
+    // the glue's description if even that throws (a `toString` that throws).
+    js_sys::Reflect::get(&js_sys::global(), &"String".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .and_then(|f| f.call1(&JsValue::NULL, v).ok())
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| format!("{v:?}"))
 }
 
 /// Report an error the library cannot throw (it happened inside a callback):
