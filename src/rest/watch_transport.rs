@@ -262,8 +262,15 @@ impl FetchLease {
 
 impl Drop for FetchLease {
     fn drop(&mut self) {
-        with_origin(&self.origin, |s| {
-            s.fetch_watches = s.fetch_watches.saturating_sub(1)
+        // `try_`: a lease can be dropped while its thread tears down its
+        // thread-locals (a native thread ending with a watch task pending),
+        // when the count is gone already; a panic there aborts the process.
+        let _ = ORIGINS.try_with(|o| {
+            if let Ok(mut o) = o.try_borrow_mut() {
+                if let Some(s) = o.get_mut(&self.origin) {
+                    s.fetch_watches = s.fetch_watches.saturating_sub(1);
+                }
+            }
         });
     }
 }

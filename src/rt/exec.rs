@@ -111,11 +111,15 @@ mod platform {
     }
 
     pub fn spawn(task: impl Future<Output = ()> + 'static) {
-        SPAWNER.with(|s| {
-            // Spawning only fails once the pool is gone (thread teardown), when
-            // dropping the task is the right outcome.
-            let _ = s.spawn_local(task);
-        });
+        // Spawning only fails once the pool is gone (thread teardown), when
+        // dropping the task is the right outcome.
+        let _ = SPAWNER.try_with(|s| s.spawn_local(task));
+    }
+
+    /// Make the spawner before the pool is borrowed to run: made lazily by
+    /// a task's first `spawn_local`, it would borrow the running pool.
+    fn ensure_spawner() {
+        let _ = SPAWNER.try_with(|_| ());
     }
 
     pub async fn yield_now() {
@@ -124,10 +128,12 @@ mod platform {
 
     #[cfg(any(test, feature = "testing"))]
     pub fn run_until_stalled() {
+        ensure_spawner();
         POOL.with(|p| p.borrow_mut().run_until_stalled());
     }
 
     pub fn block_on<F: Future>(f: F) -> F::Output {
+        ensure_spawner();
         POOL.with(|p| p.borrow_mut().run_until(f))
     }
 }
@@ -186,5 +192,23 @@ mod tests {
         run_until_stalled();
         assert_eq!(*log.borrow(), vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
         assert_eq!(block_on(async { 7 }), 7);
+    }
+
+    /// On a thread that has spawned nothing yet, the first spawn happens
+    /// inside `block_on` (the README's flow, run natively).
+    #[test]
+    fn block_on_runs_what_is_spawned_inside_it_on_a_fresh_thread() {
+        let ran = std::thread::spawn(|| {
+            let ran = Rc::new(Cell::new(false));
+            let r = ran.clone();
+            block_on(async move {
+                spawn_local(async move { r.set(true) });
+                yield_now().await;
+            });
+            ran.get()
+        })
+        .join()
+        .expect("no panic");
+        assert!(ran);
     }
 }

@@ -433,3 +433,24 @@ fn helpers() {
     }
     assert!(is_multiplexed("h2") && is_multiplexed("h3-29") && !is_multiplexed("http/1.1"));
 }
+
+/// A thread that ends with a watch task still pending drops its lease while
+/// the thread's other locals are being torn down: that must not abort.
+#[test]
+fn a_lease_dropped_during_thread_teardown_is_harmless() {
+    std::thread::spawn(|| {
+        // The pool first, then the budget: torn down in the other order, so
+        // the budget is gone when the pending task (and its lease) drops.
+        spawn_local(async {});
+        run_until_stalled();
+        let lease = FetchLease::take("https://k8s.example", None);
+        assert_eq!(open_fetch_watches("https://k8s.example"), 1);
+        spawn_local(async move {
+            let _held = lease;
+            futures::future::pending::<()>().await;
+        });
+        run_until_stalled();
+    })
+    .join()
+    .expect("the thread ends without a panic");
+}
