@@ -714,6 +714,13 @@ fn watch_params(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError>
         Some(false) => Some(rv.unwrap_or(current)),
         None => rv,
     };
+    // A watch from an RV the store has not reached (a cluster restored or
+    // restarted under a client): the API server's watch cache waits up to
+    // 3 s for it, then answers "Too large resource version", which makes a
+    // reflector list again. The sim answers at once.
+    if let Some(n) = from_rv.filter(|&n| n > current) {
+        return Err(crate::store::too_large(n, current));
+    }
     let timeout = match req.param("timeoutSeconds").filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => Some(Duration::from_secs(s.parse::<u64>().map_err(|_| {

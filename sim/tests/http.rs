@@ -817,6 +817,30 @@ fn watch_from_a_compacted_rv_gets_one_410_error_then_a_clean_end() {
 }
 
 #[test]
+fn watch_from_an_rv_the_store_has_not_reached_is_a_504_too_large() {
+    let sim = Sim::start(&[]);
+    let ahead = rv_of(&sim.get("/api/v1/configmaps").value()) + 1000;
+    assert_eq!(sim.rv().parse::<u64>().ok(), Some(ahead - 1000));
+    let r = sim.get(&format!(
+        "/api/v1/configmaps?watch=1&resourceVersion={ahead}"
+    ));
+    assert_eq!(r.code, 504, "{}", r.text());
+    let v = r.value();
+    assert_eq!(v["reason"], "Timeout");
+    assert_eq!(
+        v["details"]["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    // The current RV itself is fine.
+    let now = sim.rv();
+    let w = sim.watch(
+        &format!("/api/v1/configmaps?watch=1&resourceVersion={now}"),
+        &[],
+    );
+    assert_eq!(w.code, 200);
+}
+
+#[test]
 fn watch_list_initial_events_bookmarks_and_timeout() {
     let sim = Sim::start(&["--namespaces", "2"]);
     let bad = sim.get("/api/v1/pods?watch=1&sendInitialEvents=true");
