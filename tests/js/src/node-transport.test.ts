@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject } from 'kubewasm';
-import { until } from './sim.js';
+import { sim as control, until } from './sim.js';
 import { makePki, tlsProxy } from './support/tls.js';
 
 const sim = process.env.KUBEWASM_SIM_URL;
@@ -103,6 +103,8 @@ test('TLS material that cannot be loaded, and tls beside a fetch transport, are 
 });
 
 test("transport: 'fetch' still works in Node, and a custom transport sees every request", async () => {
+  // Its own cluster: files run in another order under other runtimes.
+  await control('/sim/seed', { namespaces: 3, pods: 30, seed: 1 });
   assert.ok((await pods(new KubeClient({ server: sim, token, transport: 'fetch' })).list({})).items.length > 0);
   const inner = nodeTransport();
   const seen: TransportRequest[] = [];
