@@ -475,20 +475,19 @@ impl Parser {
                 }
                 let mut vals = Vec::new();
                 loop {
-                    if self.peek() == Some(&Tok::Close) && vals.is_empty() {
-                        return self.err("expected at least one value in the set");
-                    }
                     let pos = self.pos();
-                    match self.next() {
-                        Some(Tok::Ident(v)) => {
-                            validate_label_value(&v)
-                                .map_err(|message| SelectorError::syntax(message, pos))?;
-                            vals.push(v);
+                    match self.peek() {
+                        // An empty item is the empty value, as labels.Parse
+                        // reads `()`, `(,b)`, `(a,,b)` and `(a,)`.
+                        Some(Tok::Comma | Tok::Close) => vals.push(String::new()),
+                        Some(Tok::Ident(_)) => {
+                            if let Some(Tok::Ident(v)) = self.next() {
+                                validate_label_value(&v)
+                                    .map_err(|message| SelectorError::syntax(message, pos))?;
+                                vals.push(v);
+                            }
                         }
-                        _ => {
-                            self.i -= 1;
-                            return self.err("expected a value in the set");
-                        }
+                        _ => return self.err("expected a value in the set"),
                     }
                     match self.next() {
                         Some(Tok::Comma) => continue,
@@ -850,11 +849,36 @@ mod tests {
         );
     }
 
+    /// labels.Parse reads an empty item of a set as the empty value.
+    #[test]
+    fn ls_empty_items_in_a_set_are_the_empty_value() {
+        let empty = pod(json!({"a": ""}));
+        let b = pod(json!({"a": "b"}));
+        let c = pod(json!({"a": "c"}));
+        for (sel, printed, matches_empty, matches_b, matches_c) in [
+            ("a in ()", "a in ()", true, false, false),
+            ("a in (,b)", "a in (,b)", true, true, false),
+            ("a in (b,,c)", "a in (,b,c)", true, true, true),
+            ("a in (b,)", "a in (,b)", true, true, false),
+            ("a notin ()", "a notin ()", false, true, true),
+        ] {
+            let s = LabelSelector::parse(sel).unwrap_or_else(|e| panic!("{sel}: {e}"));
+            assert_eq!(s.to_string(), printed, "{sel}");
+            assert_eq!(
+                LabelSelector::parse(printed).as_ref(),
+                Ok(&s),
+                "{sel} round trip"
+            );
+            assert_eq!(s.matches(&empty), matches_empty, "{sel} on a=\"\"");
+            assert_eq!(s.matches(&b), matches_b, "{sel} on a=b");
+            assert_eq!(s.matches(&c), matches_c, "{sel} on a=c");
+        }
+    }
+
     #[test]
     fn ls_invalid_selectors_report_the_position() {
         for (sel, pos) in [
             ("app in (", 8),
-            ("app in ()", 8),
             ("app in web", 7),
             ("app=web,", 8),
             (",app", 0),
