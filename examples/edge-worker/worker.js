@@ -126,7 +126,9 @@ export class ClusterCache {
 export default {
   async fetch(request, env) {
     try {
-      const secret = env.EDGE_SECRET ?? '';
+      // Trimmed like the credential: a secret stored with a trailing newline
+      // (as `echo` writes one) must not lock everyone out.
+      const secret = (env.EDGE_SECRET ?? '').trim();
       if (secret.length < MIN_SECRET) {
         // Fail closed: without a real secret, nobody is let in.
         console.error(`kubewasm edge worker: EDGE_SECRET is missing or shorter than ${MIN_SECRET} characters`);

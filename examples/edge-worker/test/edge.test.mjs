@@ -50,9 +50,11 @@ before(async () => {
   const port = await freePort();
   edgeUrl = `http://127.0.0.1:${port}`;
   execFileSync('node', [join(here, 'gen-config.mjs'), String(port)], { cwd: here });
+  // The secret as `echo` stores it, newline and all: the worker trims it as
+  // it trims the credential, so every request below authenticates.
   workerd = spawn(join(here, 'node_modules', '.bin', 'workerd'), ['serve', join(here, 'config.capnp')], {
     cwd: here, stdio: 'inherit',
-    env: { ...process.env, API_SERVER: simUrl, API_TOKEN: '', EDGE_SECRET: secret, MAX_IN_FLIGHT: '6', EXTRA_INFORMERS: '9' },
+    env: { ...process.env, API_SERVER: simUrl, API_TOKEN: '', EDGE_SECRET: `${secret}\n`, MAX_IN_FLIGHT: '6', EXTRA_INFORMERS: '9' },
   });
 });
 
