@@ -443,8 +443,17 @@ impl SharedIndexInformer {
 
     /// Register a handler with the informer's default resync period.
     pub fn add_event_handler(&self, handler: Handler) -> Result<Registration, InformerError> {
-        let period = self.inner.opts.borrow().reflector.resync_period;
-        self.add_event_handler_with_resync(handler, period.unwrap_or_default())
+        self.add_event_handler_with_resync(handler, self.default_resync())
+    }
+
+    /// The informer's resync period, zero for none.
+    fn default_resync(&self) -> Duration {
+        self.inner
+            .opts
+            .borrow()
+            .reflector
+            .resync_period
+            .unwrap_or_default()
     }
 
     /// Register a handler with its own resync period (zero = never), under
@@ -469,8 +478,7 @@ impl SharedIndexInformer {
         &self,
         handler: Handler,
     ) -> Result<Registration, InformerError> {
-        let period = self.inner.opts.borrow().reflector.resync_period;
-        self.register(handler, period.unwrap_or_default(), false)
+        self.register(handler, self.default_resync(), false)
     }
 
     fn register(

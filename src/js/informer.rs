@@ -758,12 +758,17 @@ fn call_js(f: &Function, n: &Notification) -> Result<JsValue, JsValue> {
 /// The informer does not wait for the promise: handlers are notified in
 /// order, not serialized.
 fn handled(state: &std::rc::Weak<State>, outcome: Result<JsValue, JsValue>) {
-    match (outcome, state.upgrade()) {
-        (Err(e), Some(s)) => s.report_error(&e),
-        (Err(e), None) => report("kubewasm: an informer handler threw", &e),
-        (Ok(v), Some(s)) if v.is_object() => s.catch_rejection(&v),
-        (Ok(v), None) if v.is_object() => catch_with(&v, &console_on_reject()),
-        (Ok(_), _) => {}
+    // Most handlers return `undefined`: that case upgrades nothing.
+    match outcome {
+        Ok(v) if !v.is_object() => {}
+        Ok(v) => match state.upgrade() {
+            Some(s) => s.catch_rejection(&v),
+            None => catch_with(&v, &console_on_reject()),
+        },
+        Err(e) => match state.upgrade() {
+            Some(s) => s.report_error(&e),
+            None => report("kubewasm: an informer handler threw", &e),
+        },
     }
 }
 
