@@ -62,10 +62,34 @@ function publicStatus(s) {
   };
 }
 
+/**
+ * A path's segments, percent-decoded (a client may encode any character of
+ * a name); `null` when one is not valid percent-encoded UTF-8.
+ */
+function segments(pathname) {
+  try {
+    return pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+}
+
 export class ClusterCache {
   constructor(state, env) {
     this.env = env;
     initSync({ module: wasmModule });
+    try {
+      this.start(env);
+    } catch (e) {
+      // A bad API_SERVER or option: every answer says the worker is not
+      // configured (the reason goes to the operator's log, not to callers).
+      console.error('kubewasm edge worker: cannot start the cache:', e);
+      this.factory?.shutdown();
+      this.misconfigured = true;
+    }
+  }
+
+  start(env) {
     // Edge runtimes allow six connections waiting for headers: queue the rest.
     const client = new KubeClient({ server: env.API_SERVER, token: env.API_TOKEN || undefined, maxInFlight: Number(env.MAX_IN_FLIGHT || 6) });
     this.factory = new InformerFactory(client);
@@ -93,7 +117,9 @@ export class ClusterCache {
   }
 
   answer(url) {
-    const parts = url.pathname.split('/').filter(Boolean);
+    if (this.misconfigured) return json({ error: 'the worker is not configured' }, 503);
+    const parts = segments(url.pathname);
+    if (!parts) return json({ error: 'the path is not valid percent-encoded UTF-8' }, 400);
     if (parts[0] === 'status' && parts.length === 1) {
       const all = [this.pods, ...this.extras];
       return json({ synced: all.every((i) => i.hasSynced), pods: publicStatus(this.pods.status), informers: all.length });

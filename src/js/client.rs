@@ -114,6 +114,8 @@ export interface ResourceRef {
 
 /** Options of a list call. */
 export interface ListOptions {
+  /** List in this namespace instead of the client's (as `get`'s `namespace` argument). */
+  namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
@@ -133,6 +135,8 @@ export interface ListResult<T> {
 
 /** Options of a watch. */
 export interface WatchOptions {
+  /** Watch this namespace instead of the client's (as `get`'s `namespace` argument). */
+  namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   resourceVersion?: string;
@@ -454,7 +458,8 @@ impl ResourceClient {
         }))
     }
 
-    /// List one page (or everything when no `limit` is given).
+    /// List one page (or everything when no `limit` is given), in the
+    /// options' `namespace` or the client's.
     #[wasm_bindgen(unchecked_return_type = "Promise<ListResult<KubeObject>>")]
     pub fn list(
         &self,
@@ -463,12 +468,13 @@ impl ResourceClient {
         let p = ListParams {
             label_selector: options::string(&opts, "labelSelector")?,
             field_selector: options::string(&opts, "fieldSelector")?,
-            limit: options::number(&opts, "limit")?.map(|n| n as u32),
+            limit: options::whole_number(&opts, "limit", u32::MAX)?,
             continue_token: options::string(&opts, "continue")?,
             resource_version: options::string(&opts, "resourceVersion")?,
             ..Default::default()
         };
-        let api = self.api.clone();
+        let namespace = options::string(&opts, "namespace")?;
+        let api = self.scoped(namespace.as_deref());
         Ok(future_to_promise(async move {
             let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
             let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
@@ -616,10 +622,14 @@ impl ResourceClient {
             allow_watch_bookmarks: options::prop(&opts, "allowWatchBookmarks")
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false),
-            timeout_seconds: options::number(&opts, "timeoutSeconds")?.map(|n| n as u32),
+            timeout_seconds: options::whole_number(&opts, "timeoutSeconds", u32::MAX)?,
             ..Default::default()
         };
-        let req = self.api.collection_request(Request::get()).watch_params(&p);
+        let namespace = options::string(&opts, "namespace")?;
+        let req = self
+            .scoped(namespace.as_deref())
+            .collection_request(Request::get())
+            .watch_params(&p);
         let iter = WatchIterator {
             client: self.api.client().clone(),
             req: Rc::new(req),

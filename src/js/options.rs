@@ -28,6 +28,21 @@ pub fn number(obj: &JsValue, name: &str) -> Result<Option<f64>, KubeErrorInit> {
     }
 }
 
+/// An optional whole-number option from 0 to `max` (a page size, a
+/// timeout in seconds): a fraction or anything out of range is refused
+/// rather than truncated, since `limit: -1` read as 0 would mean "no limit".
+pub fn whole_number(obj: &JsValue, name: &str, max: u32) -> Result<Option<u32>, KubeErrorInit> {
+    match prop(obj, name).map(|v| v.as_f64()) {
+        None => Ok(None),
+        Some(Some(n)) if n.fract() == 0.0 && (0.0..=f64::from(max)).contains(&n) => {
+            Ok(Some(n as u32))
+        }
+        Some(_) => Err(KubeErrorInit::invalid(format!(
+            "option `{name}` must be a whole number from 0 to {max}"
+        ))),
+    }
+}
+
 /// An optional string option.
 pub fn string(obj: &JsValue, name: &str) -> Result<Option<String>, KubeErrorInit> {
     match prop(obj, name) {

@@ -86,6 +86,11 @@ test('answers match the sim for a namespace and a label selector', async () => {
   assert.equal(pod.metadata.managedFields, undefined, 'managedFields stripped for the 128 MB limit');
   const bad = await fetch(`${edgeUrl}/pods?labelSelector=app%20in%20(`, { headers: auth });
   assert.equal(bad.status, 400);
+  // Segments are percent-decoded, as any client may encode a name's characters.
+  const encoded = [...web[0].name].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  assert.equal((await get(edgeUrl, `/pods/${web[0].namespace}/${encoded}`)).metadata.uid, pod.metadata.uid);
+  const malformed = await fetch(`${edgeUrl}/pods/${web[0].namespace}/%E0%A4%A`, { headers: auth });
+  assert.equal(malformed.status, 400);
   const head = await fetch(`${edgeUrl}/pods/${web[0].namespace}/${web[0].name}`, { method: 'HEAD', headers: auth });
   assert.equal(head.status, 200);
   assert.equal((await head.arrayBuffer()).byteLength, 0);
@@ -177,4 +182,31 @@ test('errors reach callers as a reason and a code, never a message, a stack or a
   }
   await post('/sim/faults/clear');
   await until(watching, 30_000, 'watching again');
+});
+
+test('a worker with a bad API_SERVER answers 503 "not configured", and says nothing of the setting', async () => {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  // Rewrites config.capnp for the second port; the first workerd read its copy at start.
+  execFileSync('node', [join(here, 'gen-config.mjs'), String(port)], { cwd: here });
+  const bad = spawn(join(here, 'node_modules', '.bin', 'workerd'), ['serve', join(here, 'config.capnp')], {
+    cwd: here, stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, API_SERVER: 'ftp://api.example.invalid', API_TOKEN: '', EDGE_SECRET: secret },
+  });
+  let log = '';
+  bad.stderr.on('data', (d) => { log += d; });
+  try {
+    let res;
+    await until(async () => { res = await fetch(`${url}/status`, { headers: auth }); return true; }, 20_000, 'the second worker');
+    for (const path of ['/status', '/pods', '/pods/default/x']) {
+      const r = path === '/status' ? res : await fetch(url + path, { headers: auth });
+      assert.equal(r.status, 503, path);
+      const text = await r.text();
+      assert.match(text, /not configured/);
+      assert.ok(!text.includes('ftp') && !text.includes('example.invalid'), text);
+    }
+    await until(() => /cannot start the cache/.test(log), 5_000, 'the reason in the log');
+  } finally {
+    bad.kill();
+  }
 });

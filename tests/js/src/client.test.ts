@@ -55,6 +55,34 @@ test('list pages with continue tokens and a label selector', async () => {
   await assert.rejects(pods.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.code === 400);
 });
 
+test('list and watch take a namespace per call, and refuse a limit they would misread', async () => {
+  const pods = client.resource({ version: 'v1', resource: 'pods' });
+  const all = await pods.list({});
+  const namespaces = [...new Set(all.items.map((p) => p.metadata.namespace))];
+  assert.ok(namespaces.length > 1, 'the sim seeds several namespaces');
+  const ns = namespaces[0]!;
+  const inNs = await pods.list({ namespace: ns });
+  assert.equal(inNs.items.length, all.items.filter((p) => p.metadata.namespace === ns).length);
+  assert.ok(inNs.items.every((p) => p.metadata.namespace === ns));
+  // A watch from the list's version replays nothing; one from "0" starts with the namespace's pods.
+  const seen = new Set<string | undefined>();
+  let events = 0;
+  for await (const ev of pods.watch({ namespace: ns, resourceVersion: '0', timeoutSeconds: 1 })) {
+    seen.add(ev.object.metadata.namespace);
+    if (++events === inNs.items.length) break;
+  }
+  assert.equal(events, inNs.items.length);
+  assert.deepEqual([...seen], [ns]);
+  await assert.rejects(pods.list({ namespace: 'a/b' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  // Read as 0, -1 would mean "no limit"; a fraction would be cut.
+  for (const limit of [-1, 2.5, Number.NaN]) {
+    await assert.rejects(
+      (async () => pods.list({ limit }))(),
+      (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /limit/.test(e.message),
+    );
+  }
+});
+
 test('watch is an async iterable and break aborts the request', async () => {
   const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
   const start = await cms.list({});
