@@ -311,6 +311,7 @@ impl Reflector {
             code: e.code().unwrap_or(0),
             reason: e.reported_reason().to_owned(),
             key: None,
+            at_ms: self.clock.wall_millis(),
         };
         self.status.update(|s| s.last_error = Some(entry));
     }
@@ -322,6 +323,7 @@ impl Reflector {
                 key,
                 reason: e.reason().unwrap_or("Invalid").to_owned(),
                 message: format!("skipped a listed object: {e}"),
+                at_ms: self.clock.wall_millis(),
             });
         }
     }
@@ -333,6 +335,7 @@ impl Reflector {
                 key: s.key,
                 reason: s.error.reason().to_owned(),
                 message: format!("skipped a listed object: {}", s.error),
+                at_ms: self.clock.wall_millis(),
             });
         }
     }
@@ -863,6 +866,7 @@ impl Reflector {
                 key: describe(&kept),
                 reason: e.reason().to_owned(),
                 message: format!("could not queue a watch event: {e}"),
+                at_ms: wall,
             });
             return false;
         }

@@ -613,11 +613,13 @@ impl SharedIndexInformer {
         *inner.reflector.borrow_mut() = Some(reflector.clone());
         let status = inner.status.clone();
         let weak_reflector = Rc::downgrade(&reflector);
+        let clock = inner.clock.clone();
         let on_failure: Rc<dyn Fn(ApplyFailure)> = Rc::new(move |f: ApplyFailure| {
             status.report_failure(Failure {
                 key: f.key,
                 reason: f.error.reason().to_owned(),
                 message: format!("could not cache an object: {}", f.error),
+                at_ms: clock.wall_millis(),
             });
             if f.from_watch {
                 if let Some(r) = weak_reflector.upgrade() {

@@ -109,6 +109,9 @@ pub struct StatusError {
     pub reason: String,
     /// The object key, when the error concerns one object.
     pub key: Option<String>,
+    /// When it happened (wall-clock ms since the epoch): the error stays
+    /// after the informer recovers, so a UI can tell an old one by its age.
+    pub at_ms: f64,
 }
 
 /// Why delivery is paused: a handler fell behind.
@@ -132,6 +135,8 @@ pub struct Failure {
     /// The `Status`-style reason (`Invalid` for bad objects, `TransformFailed`,
     /// `IndexFailed`).
     pub reason: String,
+    /// When (wall-clock ms since the epoch).
+    pub at_ms: f64,
 }
 
 type StatusListener = Rc<dyn Fn(&InformerStatus)>;
@@ -222,6 +227,7 @@ impl StatusCell {
                 code: 0,
                 reason: f.reason.clone(),
                 key: Some(f.key.clone()),
+                at_ms: f.at_ms,
             });
         });
         for l in listeners {

@@ -162,8 +162,12 @@ export interface InformerStatus {
   reconnects: number;
   /** Epoch ms of the last watch event or bookmark. */
   lastEventAt?: number;
-  /** The last error; `key` names the object when one object could not be cached. */
-  lastError?: { message: string; code: number; reason: string; key?: string };
+  /**
+   * The last error; `key` names the object when one object could not be
+   * cached, `at` is when (epoch ms). It stays after the informer recovers:
+   * `phase` tells the informer's health, `at` the error's age.
+   */
+  lastError?: { message: string; code: number; reason: string; key?: string; at: number };
   /** Objects the cache could not apply (each reported to `error` listeners). */
   skipped: number;
   /** What carries the watch: `fetch`, or `websocket` once a page's fetch watches on an HTTP/1.1 origin reached the budget (see the client's `watchTransport`). */
@@ -880,6 +884,7 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
         if let Some(k) = &err.key {
             let _ = Reflect::set(&e, &"key".into(), &k.as_str().into());
         }
+        let _ = Reflect::set(&e, &"at".into(), &err.at_ms.into());
         set("lastError", e.into());
     }
     set("skipped", (s.skipped as f64).into());

@@ -360,10 +360,14 @@ test('a request that never reached a server shows in status.lastError with the r
   const factory = new InformerFactory(nowhere);
   try {
     const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const started = Date.now();
     factory.start();
     await until(() => pods.status.lastError !== undefined);
     assert.equal(pods.status.lastError?.reason, 'Network');
     assert.equal(pods.status.lastError?.code, 0);
+    // Its time, so a UI can tell an old error from a current one.
+    const at = pods.status.lastError?.at ?? 0;
+    assert.ok(at >= started - 1 && at <= Date.now(), `${at} not within the test`);
   } finally {
     factory.shutdown();
   }
