@@ -103,16 +103,28 @@ function track(promise) {
   });
 }
 
-function guard(f, quiet, memory) {
+// A class's `free` export, which the glue calls with a null pointer once the
+// object was freed.
+const FREE = /^__wbg_[a-z0-9]+_free$/;
+// What the glue's conversion throws for a method called on a freed object.
+const NULL_POINTER = 'null pointer passed to rust';
+
+function guard(f, quiet, memory, free) {
   return (...args) => {
     if (poisoned !== undefined) {
       if (quiet) return QUIET_RESULT;
       throw poisonedError();
     }
+    // A second `free()` (or one after `[Symbol.dispose]`) does nothing, as
+    // disposing twice does elsewhere.
+    if (free && args[0] === 0) return undefined;
     let ret;
     try {
       ret = f(...args);
     } catch (e) {
+      if (poisoned === undefined && e instanceof Error && e.message === NULL_POINTER) {
+        throw new KubeError('this object was freed: free() has run, so it cannot be used any more', 0, 'Invalid');
+      }
       if (poisoned === undefined && !isTrap(e)) throw e;
       if (isPoisonedError(e)) {
         poison(undefined, memory);
@@ -135,7 +147,7 @@ export function guardExports(exports) {
   const guarded = {};
   for (const name of Object.keys(exports)) {
     const v = exports[name];
-    guarded[name] = typeof v === 'function' ? guard(v, QUIET.test(name), exports.memory) : v;
+    guarded[name] = typeof v === 'function' ? guard(v, QUIET.test(name), exports.memory, FREE.test(name)) : v;
   }
   exports.__kubewasm_install_panic_hook?.();
   return guarded;

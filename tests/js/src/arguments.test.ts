@@ -165,3 +165,20 @@ test('whatever a callback throws becomes the text of a KubeError, and the module
   }
   assert.equal(new WorkQueue().len, 0, 'the module still works');
 });
+
+test('free() twice does nothing; a freed object refuses use with KubeError Invalid, and the module keeps working', async () => {
+  const queue = new WorkQueue();
+  queue.add('a');
+  queue.free();
+  assert.doesNotThrow(() => queue.free(), 'a second free() is a no-op');
+  assert.throws(() => queue.add('b'), (e: unknown) => invalid('add after free')(e) && /freed/.test((e as Error).message));
+  const client = new KubeClient({ server, token });
+  const rc = client.resource({ version: 'v1', resource: 'pods' });
+  client.free();
+  client.free();
+  // The resource client holds its own reference: it outlives the freed KubeClient.
+  assert.ok((await rc.list({ limit: 1 })).items.length <= 1);
+  const again = new WorkQueue();
+  again.add('x');
+  assert.equal(again.len, 1);
+});
