@@ -54,6 +54,9 @@ impl Shape {
                     .ok()
                     .and_then(|v| v.dyn_into::<Function>().ok());
                 match (name, f) {
+                    (Some(n), _) if n.is_empty() => {
+                        return Err(KubeErrorInit::invalid("an index needs a name"))
+                    }
                     (Some(n), Some(f)) => indexers.push((n, f)),
                     _ => {
                         return Err(KubeErrorInit::invalid(

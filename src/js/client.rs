@@ -155,6 +155,12 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
   force?: boolean;
+  /**
+   * For `replace` and `patch`: write this subresource of the object, e.g.
+   * `'status'` (client-go's `UpdateStatus`; a write to the object itself
+   * leaves a resource's status as it was) or `'scale'`.
+   */
+  subresource?: string;
 }
 
 export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
@@ -369,7 +375,18 @@ impl ResourceClient {
     /// named by `metadata.name`) with the object as the body; the namespace
     /// comes from `metadata.namespace` or the client's.
     fn write(&self, replace: bool, obj: &JsValue, opts: &JsValue) -> Result<Promise, JsValue> {
-        let (dry_run, field_manager, _) = write_params(opts)?;
+        let WriteParams {
+            dry_run,
+            field_manager,
+            subresource,
+            ..
+        } = write_params(opts)?;
+        if !replace && !subresource.is_empty() {
+            return Err(KubeErrorInit::invalid(
+                "option `subresource` applies to replace and patch, not create",
+            )
+            .into());
+        }
         let meta = options::prop(obj, "metadata");
         let field = |k: &str| {
             meta.as_ref()
@@ -388,7 +405,7 @@ impl ResourceClient {
         };
         Ok(future_to_promise(async move {
             let o = if replace {
-                api.replace_json(&name, "", body, &params).await
+                api.replace_json(&name, &subresource, body, &params).await
             } else {
                 api.create_json(body, &params).await
             };
@@ -419,15 +436,28 @@ fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
     })
 }
 
-fn write_params(opts: &JsValue) -> Result<(bool, Option<String>, bool), KubeErrorInit> {
-    let dry = options::prop(opts, "dryRun")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    let fm = options::string(opts, "fieldManager")?;
-    let force = options::prop(opts, "force")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    Ok((dry, fm, force))
+/// The options of a write ([`WriteOptions`] in the typings).
+struct WriteParams {
+    dry_run: bool,
+    field_manager: Option<String>,
+    force: bool,
+    /// Empty for the object itself.
+    subresource: String,
+}
+
+fn write_params(opts: &JsValue) -> Result<WriteParams, KubeErrorInit> {
+    let flag = |name: &str| {
+        options::prop(opts, name)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    };
+    let subresource = options::string(opts, "subresource")?.unwrap_or_default();
+    Ok(WriteParams {
+        dry_run: flag("dryRun"),
+        field_manager: options::string(opts, "fieldManager")?,
+        force: flag("force"),
+        subresource,
+    })
 }
 
 /// The JSON text of a JS value (`JSON.stringify`'s output is always valid
@@ -560,7 +590,12 @@ impl ResourceClient {
                 .into())
             }
         };
-        let (dry_run, field_manager, force) = write_params(&opts)?;
+        let WriteParams {
+            dry_run,
+            field_manager,
+            force,
+            subresource,
+        } = write_params(&opts)?;
         let body = json_body(&patch)?;
         let params = PatchParams {
             dry_run,
@@ -570,7 +605,7 @@ impl ResourceClient {
         let api = self.scoped(namespace.as_deref());
         Ok(future_to_promise(async move {
             let o = api
-                .patch_json(&name, "", body, kind, &params)
+                .patch_json(&name, &subresource, body, kind, &params)
                 .await
                 .map_err(|e| from_rest(&e))?;
             Ok(to_js_owned(&o))

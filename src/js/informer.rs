@@ -195,7 +195,7 @@ export interface EventHandlers<T extends KubeObject = KubeObject> {
   add?: (obj: T) => void;
   /** An object changed: the cached old version, then the new one. */
   update?: (oldObj: T, newObj: T) => void;
-  /** An object went away: its last known version (or `null` when only its key is known). */
+  /** An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it). */
   delete?: (obj: T) => void;
 }
 
@@ -731,11 +731,29 @@ impl State {
     }
 }
 
-/// The deleted object as JS: its final state, or `null` when only the key is known.
+/// The deleted object as JS: its final state, or, when only the key is
+/// known, a frozen `{ metadata: { namespace?, name } }` made from it, so a
+/// handler can still find what to remove.
 fn deleted_js(d: &DeltaObject) -> JsValue {
     match d {
         DeltaObject::Object(o) => to_js(o),
-        DeltaObject::Tombstone(t) => t.obj.as_ref().map(to_js).unwrap_or(JsValue::NULL),
+        DeltaObject::Tombstone(t) => match &t.obj {
+            Some(o) => to_js(o),
+            None => {
+                let (namespace, name) = match t.key.split_once('/') {
+                    Some((ns, name)) => (Some(ns), name),
+                    None => (None, t.key.as_str()),
+                };
+                let meta = Object::new();
+                if let Some(ns) = namespace {
+                    let _ = Reflect::set(&meta, &"namespace".into(), &ns.into());
+                }
+                let _ = Reflect::set(&meta, &"name".into(), &name.into());
+                let obj = Object::new();
+                let _ = Reflect::set(&obj, &"metadata".into(), &Object::freeze(&meta));
+                Object::freeze(&obj).into()
+            }
+        },
     }
 }
 
@@ -1206,7 +1224,9 @@ impl InformerFactory {
         future_to_promise(async move { Ok(wait.await.into()) })
     }
 
-    /// Stop every informer.
+    /// Stop every informer and forget them (their listers keep the last
+    /// state). The factory can be used again: informers asked for afterwards
+    /// are new, and run once `start()` is called again.
     pub fn shutdown(&self) {
         if let (Some(doc), Some(f)) = (document(), &self.on_visibility) {
             if let Some(remove) = Reflect::get(&doc, &"removeEventListener".into())
@@ -1514,6 +1534,9 @@ impl Informer {
         #[wasm_bindgen(unchecked_param_type = "(obj: KubeObject) => string[]")] f: JsValue,
     ) -> Result<(), JsValue> {
         let name = options::string_arg(&name, "name")?;
+        if name.is_empty() {
+            return Err(KubeErrorInit::invalid("an index needs a name").into());
+        }
         let f: Function = f.dyn_into().map_err(|_| {
             JsValue::from(KubeErrorInit::invalid(
                 "the index function must be a function",

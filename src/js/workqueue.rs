@@ -286,6 +286,15 @@ async fn call_reconcile(f: &Function, key: &str) -> Result<Reconciled, JsValue> 
     if let Some(p) = value.dyn_ref::<Promise>() {
         value = JsFuture::from(p.clone()).await?;
     }
+    // Anything else is a mistake (`return true` meant as "requeue"): it is
+    // reported and the key retried with backoff, not taken as success.
+    if !(value.is_undefined() || value.is_null() || value.is_object()) {
+        return Err(KubeErrorInit::invalid(format!(
+            "reconcile returned {}: expected nothing, {{ requeue: true }} or {{ requeueAfterMs }}",
+            options::thrown_text(&value)
+        ))
+        .into());
+    }
     if let Some(ms) = options::number(&value, "requeueAfterMs").map_err(JsValue::from)? {
         return Ok(Reconciled::RequeueAfter(millis(ms)));
     }

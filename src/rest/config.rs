@@ -243,26 +243,26 @@ impl Config {
             // A URL parser reads `//host` (and, for http(s), `/\host`) as
             // another origin: the bearer token would go there.
             return Err(Error::invalid_config(format!(
-                "base_url {url:?} starts with // or /\\, which resolves to another host; \
+                "the server URL {url:?} starts with // or /\\, which resolves to another host; \
                  write the origin in full (https://host) or a path on this one (/k8s)"
             )));
         } else if url.starts_with('/') {
             "host"
         } else {
             return Err(Error::invalid_config(format!(
-                "base_url {url:?} must start with http://, https:// or /"
+                "the server URL {url:?} must start with http://, https:// or /"
             )));
         };
         // `http:///host` and `http://\host` name a host after all (URL
         // parsers skip extra slashes and backslashes): refuse the ambiguity.
         if rest.is_empty() || rest.starts_with(['/', '\\']) {
             return Err(Error::invalid_config(format!(
-                "base_url {url:?} has no host"
+                "the server URL {url:?} has no host"
             )));
         }
         if url.contains(['?', '#']) || url.chars().any(char::is_whitespace) {
             return Err(Error::invalid_config(format!(
-                "base_url {url:?} must not contain a query, fragment or whitespace"
+                "the server URL {url:?} must not contain a query, fragment or whitespace"
             )));
         }
         if let Auth::Bearer(t) = &self.auth {

@@ -198,12 +198,12 @@ impl PatchParams {
     pub fn validate(&self, patch: PatchType) -> Result<(), super::Error> {
         if patch == PatchType::Apply && self.field_manager.as_deref().unwrap_or("").is_empty() {
             return Err(super::Error::invalid_request(
-                "server-side apply requires PatchParams::field_manager",
+                "server-side apply needs a field manager (`fieldManager` in JS, `PatchParams::field_manager` in Rust)",
             ));
         }
         if self.force && patch != PatchType::Apply {
             return Err(super::Error::invalid_request(
-                "PatchParams::force is only valid with server-side apply",
+                "`force` is only valid with server-side apply (the `apply` patch type)",
             ));
         }
         Ok(())

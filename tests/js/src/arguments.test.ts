@@ -182,3 +182,15 @@ test('free() twice does nothing; a freed object refuses use with KubeError Inval
   again.add('x');
   assert.equal(again.len, 1);
 });
+
+test('an index needs a name, in addIndexer and in the indexers option', () => {
+  const factory = new InformerFactory(new KubeClient({ server, token }));
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    assert.throws(() => pods.addIndexer('', () => []), invalid('addIndexer("")'));
+    assert.throws(() => factory.informer({ version: 'v1', resource: 'configmaps', indexers: { '': () => [] } }), invalid('indexers: { "": … }'));
+    pods.addIndexer('byNode', () => []);
+  } finally {
+    factory.shutdown();
+  }
+});

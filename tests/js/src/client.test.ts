@@ -55,6 +55,27 @@ test('list pages with continue tokens and a label selector', async () => {
   await assert.rejects(pods.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.code === 400);
 });
 
+test('writes reach the status subresource with the subresource option; a write to the object keeps its status', async () => {
+  const [pod] = (await client.resource({ version: 'v1', resource: 'pods' }).list({ limit: 1 })).items;
+  assert.ok(pod?.metadata.namespace, 'the sim has pods');
+  const pods = client.resource({ version: 'v1', resource: 'pods', namespace: pod.metadata.namespace });
+  const name = pod.metadata.name;
+  type WithStatus = KubeObject & { status?: { phase?: string; message?: string } };
+  // A merge patch of the object itself: the server keeps the status as it was.
+  const before = (await pods.get(name)) as WithStatus;
+  const ignored = (await pods.patch(name, undefined, { status: { message: 'from the object' } }, 'merge', {})) as WithStatus;
+  assert.equal(ignored.status?.message, before.status?.message);
+  const patched = (await pods.patch(name, undefined, { status: { message: 'from status' } }, 'merge', { subresource: 'status' })) as WithStatus;
+  assert.equal(patched.status?.message, 'from status');
+  // Read-modify-write of the status (client-go's UpdateStatus).
+  const got = (await pods.get(name)) as WithStatus;
+  const replaced = (await pods.replace({ ...got, status: { ...got.status, message: 'replaced' } } as KubeObject, { subresource: 'status' })) as WithStatus;
+  assert.equal(replaced.status?.message, 'replaced');
+  assert.equal(((await pods.get(name)) as WithStatus).status?.message, 'replaced');
+  await assert.rejects(async () => pods.create({ metadata: { name: 'x' } } as KubeObject, { subresource: 'status' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  await assert.rejects(async () => pods.patch(name, undefined, {}, 'merge', { subresource: 'a/b' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+});
+
 test('list and watch take a namespace per call, and refuse a limit they would misread', async () => {
   const pods = client.resource({ version: 'v1', resource: 'pods' });
   const all = await pods.list({});

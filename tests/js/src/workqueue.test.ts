@@ -85,3 +85,29 @@ test('options are optional, as the README shows: new WorkQueue() and runWorkers(
   assert.deepEqual(seen, ['a', 'a'], 'requeueAfterMs brings the key back');
   assert.equal(q.metrics().name, '');
 });
+
+test('a reconcile that returns something other than a ReconcileResult is reported and retried, not taken as success', async () => {
+  const q = new WorkQueue({ baseDelayMs: 1 });
+  const errors: unknown[] = [];
+  let calls = 0;
+  let resolveDone!: () => void;
+  const finished = new Promise<void>((r) => (resolveDone = r));
+  const pool = q.runWorkers(
+    1,
+    ((_key: string) => {
+      calls++;
+      if (calls === 1) return true; // meant as "requeue"
+      if (calls === 2) return 42;
+      resolveDone();
+      return undefined;
+    }) as unknown as (key: string) => void,
+    { onError: (_key: string, err: unknown) => errors.push(err) },
+  );
+  q.add('k');
+  await finished;
+  await pool.stop();
+  assert.equal(calls, 3);
+  assert.equal(errors.length, 2);
+  for (const e of errors) assert.ok(e instanceof KubeError && e.reason === 'Invalid' && /reconcile returned/.test(e.message), String(e));
+  assert.equal(q.numRequeues('k'), 0, 'forgotten after the success');
+});
