@@ -65,6 +65,18 @@ for target in web bundler; do
   else
     guard_glue pkg/bundler/kubewasm.js '__wbg_set_wasm(wasm);' '__wbg_set_wasm(guardExports(wasm));' "$snippet"
   fi
+  # A class argument of the wrong type (`new InformerFactory(null)`) is a
+  # KubeError `Invalid` like every other bad argument, not the glue's bare
+  # Error. `makeKubeError` is already imported where `_assertClass` lives.
+  node -e '
+    const fs = require("fs");
+    const from = "throw new Error(`expected instance of ${klass.name}`);";
+    const to = "throw makeKubeError(`expected a ${klass.name}, not ${instance === null ? \"null\" : typeof instance === \"object\" ? instance.constructor?.name ?? \"an object\" : typeof instance}`, 0, \"Invalid\");";
+    const file = process.argv[1];
+    const js = fs.readFileSync(file, "utf8");
+    if (js.split(from).length !== 2 || !js.includes("import { makeKubeError")) { console.error(`build-pkg: ${file}: expected one _assertClass throw and makeKubeError imported`); process.exit(1); }
+    fs.writeFileSync(file, js.replace(from, to));
+  ' "pkg/$target/$([ "$target" = web ] && echo kubewasm.js || echo kubewasm_bg.js)"
   exports="export * from './kubewasm.js';"
   # The web target's default export is its init function.
   [ "$target" = web ] && exports="$exports

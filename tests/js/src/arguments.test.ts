@@ -194,3 +194,10 @@ test('an index needs a name, in addIndexer and in the indexers option', () => {
     factory.shutdown();
   }
 });
+
+test('a class argument of the wrong type is a KubeError Invalid too', () => {
+  for (const v of [null, undefined, {}, 'http://x', new WorkQueue()]) {
+    assert.throws(() => new InformerFactory(any(v)), (e: unknown) => invalid(`new InformerFactory(${String(v)})`)(e) && /KubeClient/.test((e as Error).message));
+  }
+  assert.ok(new InformerFactory(new KubeClient({ server, token })));
+});
