@@ -69,7 +69,9 @@ impl LogParams {
         positive("tailLines", self.tail_lines, 0)?;
         positive("limitBytes", self.limit_bytes, 1)?;
         if self.max_line_bytes < 16 {
-            return Err(Error::invalid_request("the line limit (`maxLineBytes`) must be at least 16 bytes"));
+            return Err(Error::invalid_request(
+                "the line limit (`maxLineBytes`) must be at least 16 bytes",
+            ));
         }
         Ok(())
     }

@@ -368,15 +368,20 @@ impl Reflector {
     /// Fill the queue from a stored copy (a warm start) as if a list at
     /// `seed.resource_version` had returned it; [`resume`](Reflector::resume)
     /// then watches from that version, and an expired one (410) relists.
-    /// Objects the cache cannot hold are skipped and reported. An empty
+    /// Objects the cache cannot hold are skipped and reported, and then the
+    /// copy is shown but not resumed from: watching from its version would
+    /// never bring the skipped objects back, so the informer lists. An empty
     /// resourceVersion seeds nothing: there is nothing to watch from.
     pub fn seed(&self, seed: Seed) {
         if seed.resource_version.is_empty() {
             return;
         }
         let skipped = self.fifo.replace(seed.objects, &seed.resource_version);
+        let incomplete = !skipped.is_empty();
         self.report_skipped(skipped);
-        self.set_last_rv(&seed.resource_version);
+        if !incomplete {
+            self.set_last_rv(&seed.resource_version);
+        }
         self.stored.set(true);
         self.status.update(|s| {
             s.phase = Phase::Stored;
@@ -610,7 +615,9 @@ impl Reflector {
                     return Ok(());
                 }
                 Err(e)
-                    if (e.is_gone() || is_too_large_resource_version(&e))
+                    if (e.is_gone()
+                        || is_too_large_resource_version(&e)
+                        || self.refused_stored_version(&e))
                         && !self.state.borrow().rv_unavailable =>
                 {
                     // RL-05: the RV is gone or ahead of the server; list once more at RV "".
@@ -620,6 +627,14 @@ impl Reflector {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Whether `e` is the server refusing the version of a stored copy not
+    /// confirmed yet (400 or 422: a version another host wrote, such as a
+    /// SharedWorker's own, or a damaged one). Such a version never becomes
+    /// valid, so the list goes on at RV "" as for an expired one.
+    fn refused_stored_version(&self, e: &Error) -> bool {
+        self.stored.get() && matches!(e.code(), Some(400 | 422))
     }
 
     fn page_limit(&self, rv: &str) -> Option<u32> {

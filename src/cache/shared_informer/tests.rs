@@ -1079,6 +1079,70 @@ fn a_seed_shows_stored_until_the_watch_opens_and_no_seed_lists() {
 }
 
 #[test]
+fn a_seed_whose_version_the_server_refuses_is_replaced_by_a_list_at_rv_empty() {
+    // A version another host wrote (a SharedWorker's own) or a damaged one:
+    // the watch and the list from it get 400, the list at "" converges.
+    let r = rig_with(
+        Vec::new(),
+        seeded(vec![obj("ns/a", 3), obj("ns/b", 4)], "kw.x.5"),
+    );
+    let refused = || {
+        Error::from_status(Status {
+            status: "Failure".into(),
+            message: "invalid resource version \"kw.x.5\"".into(),
+            reason: "BadRequest".into(),
+            details: None,
+            code: 400,
+        })
+    };
+    r.lw.push_watch_error(refused());
+    r.lw.push_list(Err(refused()));
+    r.lw.push_list(Ok(page("20", vec![obj("ns/a", 15), obj("ns/c", 20)])));
+    r.inf.start();
+    run_until_stalled();
+    r.clock.advance(Duration::from_secs(5));
+    run_until_stalled();
+    let want: BTreeMap<String, String> = [("ns/a", "15"), ("ns/c", "20")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(r.state(), want, "{:?}", r.lw.described());
+    let calls = r.lw.described();
+    assert!(calls[0].starts_with("WATCH rv=kw.x.5"), "{calls:?}");
+    assert!(calls[1].starts_with("LIST rv=kw.x.5"), "{calls:?}");
+    assert!(calls[2].starts_with("LIST rv= "), "{calls:?}");
+    let st = r.inf.status_snapshot();
+    assert_eq!((st.phase, st.stored_at_ms), (Phase::Watching, None));
+    assert!(calls[3].starts_with("WATCH rv=20"), "{calls:?}");
+}
+
+#[test]
+fn a_seed_with_objects_the_cache_cannot_hold_is_shown_then_listed_not_resumed() {
+    // The second stored object has no name: skipped and reported; watching
+    // from the copy's version would never bring it back.
+    let nameless = KubeObject::from_value(
+        &json!({"kind": "Pod", "metadata": {"namespace": "ns", "resourceVersion": "4"}}),
+    )
+    .unwrap();
+    let r = rig_with(
+        vec![page("20", vec![obj("ns/a", 15), obj("ns/b", 16)])],
+        seeded(vec![obj("ns/a", 3), nameless], "5"),
+    );
+    let failures = Rc::new(Cell::new(0));
+    let seen = failures.clone();
+    r.inf.status().on_failure(move |_| seen.set(seen.get() + 1));
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(failures.get(), 1);
+    let calls = r.lw.described();
+    assert!(
+        calls[0].starts_with("LIST rv=0"),
+        "a list, not a watch from the copy: {calls:?}"
+    );
+    assert_eq!(r.state().len(), 2, "both objects, from the list");
+}
+
+#[test]
 fn a_quiet_watch_from_a_seed_confirms_it_after_a_moment() {
     let r = rig_with(Vec::new(), seeded(vec![obj("ns/a", 3)], "5"));
     r.inf.start();
