@@ -41,7 +41,21 @@ const REFUSED = [401, 403, 404];
 const BOOKMARK_MS = 60_000;
 
 const encoder = new TextEncoder();
-const ready = init();
+/**
+ * A lock this worker holds for as long as it lives, named in every `ready`:
+ * a tab's request for it is granted only when the worker is gone (crashed or
+ * ended), which is how tabs learn of it at once.
+ */
+const lifeLock = `kubewasm-worker:${crypto.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
+const alive = globalThis.navigator?.locks
+  ? new Promise((held) => {
+    navigator.locks.request(lifeLock, () => {
+      held(lifeLock);
+      return new Promise(() => {});
+    }).catch(() => held(undefined));
+  })
+  : Promise.resolve(undefined);
+const ready = Promise.all([init(), alive]);
 /** The identity hash this worker serves (its name's suffix, fixed by the first tab). */
 let identity;
 /** `{ client, factory, base }` once the first tab said hello. */
@@ -122,7 +136,7 @@ async function onMessage(port, m) {
       // Granted only once the tab's own lock on this name is gone: the tab closed or crashed.
       navigator.locks.request(m.lock, () => dropTab(port)).catch(() => {});
     }
-    port.postMessage({ t: 'ready' });
+    port.postMessage({ t: 'ready', life: await alive });
     return;
   }
   if (!tab) {

@@ -32,25 +32,37 @@ function resolveServer(server) {
   return new URL(server, base).href.replace(/\/+$/, '');
 }
 
-/** The tab's end of the port: requests out, response heads and chunks in, tokens on request. */
+/**
+ * The tab's end of the port: requests out, response heads and chunks in,
+ * tokens on request. `reopen` starts the worker again (a SharedWorker of the
+ * same name is the running one if it lives, a new one if it died) and
+ * returns the new port.
+ */
 class Link {
-  constructor(port, hello, clientOpts) {
-    this.port = port;
+  constructor(port, hello, clientOpts, reopen) {
     this.hello = hello;
     this.clientOpts = clientOpts;
+    this.reopen = reopen;
     this.seq = 0;
     this.streams = new Map();
     this.heard = Date.now();
     this.rehello = false;
+    this.closed = false;
     this.handshake = new Promise((resolve, reject) => {
       this.handshaken = { resolve, reject };
     });
-    port.onmessage = (e) => this.onMessage(e.data);
-    port.start?.();
-    port.postMessage(hello);
+    this.attach(port);
     this.watchdog = setInterval(() => {
       if (Date.now() - this.heard > SILENT_MS) this.reconnectLost('the shared worker stopped answering');
     }, SILENT_MS / 2);
+  }
+
+  /** Talk over `port` from now on, starting with a hello. */
+  attach(port) {
+    this.port = port;
+    port.onmessage = (e) => this.onMessage(e.data);
+    port.start?.();
+    port.postMessage(this.hello);
   }
 
   onMessage(m) {
@@ -60,6 +72,7 @@ class Link {
       case 'ready':
         this.rehello = false;
         this.handshaken.resolve();
+        this.watchLife(m.life);
         break;
       case 'refused':
         this.handshaken.reject(new Error(m.message));
@@ -99,6 +112,21 @@ class Link {
     }
   }
 
+  /**
+   * Ask for the lock the worker holds while it lives (`life`, from its
+   * `ready`): granted only when the worker is gone, so the tab moves to a new
+   * worker at once instead of after a silence. Released at once, so every tab
+   * learns of it.
+   */
+  watchLife(life) {
+    if (typeof life !== 'string' || !globalThis.navigator?.locks || this.watched === life) return;
+    this.watched = life;
+    const port = this.port;
+    navigator.locks.request(life, () => {
+      if (this.port === port && this.watched === life) this.reconnectLost('the shared worker is gone');
+    }).catch(() => {});
+  }
+
   async answerToken(id) {
     let token;
     try {
@@ -110,11 +138,31 @@ class Link {
     this.port.postMessage({ t: 'token', id, token: typeof token === 'string' ? token : undefined });
   }
 
-  /** Every open request fails (the reflectors retry); the next ones reach the worker after a new hello. */
+  /**
+   * Every open request fails (the reflectors retry), and the next ones go
+   * over a new port: to the worker again if it still runs, else to a new one
+   * (a port to a worker that died never answers).
+   */
   reconnectLost(why) {
+    if (this.closed) return;
     this.heard = Date.now();
     for (const s of [...this.streams.values()]) s.fail(new Error(why));
-    this.port.postMessage(this.hello);
+    const old = this.port;
+    let port;
+    try {
+      port = this.reopen?.();
+    } catch (e) {
+      console.warn('kubewasm: cannot start the shared worker again', e);
+    }
+    if (!port) {
+      old.postMessage(this.hello);
+      return;
+    }
+    // A worker that still runs lets the old connection go.
+    old.onmessage = null;
+    old.postMessage({ t: 'bye' });
+    old.close();
+    this.attach(port);
   }
 
   /** A `Transport` for the tab's client. */
@@ -140,6 +188,7 @@ class Link {
   }
 
   close() {
+    this.closed = true;
     clearInterval(this.watchdog);
     for (const s of [...this.streams.values()]) s.fail(abortError());
     this.port.postMessage({ t: 'bye' });
@@ -279,6 +328,11 @@ export async function connectShared(opts) {
   const lock = await holdLock(`kubewasm-tab:${identity}:${crypto.randomUUID?.() ?? Math.random().toString(36).slice(2)}`);
   let worker;
   let link;
+  const reopen = () => {
+    worker?.terminate?.();
+    worker = startWorker(kind, opts?.workerUrl, `kubewasm:${identity}`);
+    return worker.port;
+  };
   try {
     worker = startWorker(kind, opts?.workerUrl, `kubewasm:${identity}`);
     const hello = {
@@ -289,7 +343,7 @@ export async function connectShared(opts) {
       auth: clientOpts.token !== undefined || typeof clientOpts.tokenProvider === 'function',
       lock: lock.name,
     };
-    link = new Link(worker.port, hello, clientOpts);
+    link = new Link(worker.port, hello, clientOpts, reopen);
     const failed = new Promise((_, reject) => {
       worker.target.addEventListener('error', (e) => reject(new Error(e.message || 'the worker script failed to load')), { once: true });
       setTimeout(() => reject(new Error(`no answer in ${HANDSHAKE_MS / 1000} s`)), HANDSHAKE_MS);

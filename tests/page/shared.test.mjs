@@ -149,6 +149,27 @@ test('the worker relists after a compaction and the tabs converge', async () => 
   await a.page.close();
 });
 
+test('tabs outlive their shared worker: when it dies they start another and converge', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1) });
+  const b = await tab({ scopes: SCOPES.slice(0, 1) });
+  await converged([a.page, b.page], 'synced');
+  const cdp = await browser.context.newCDPSession(a.page);
+  const workers = async () => (await cdp.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'shared_worker');
+  const [worker] = await workers();
+  assert.ok(worker, 'a shared worker runs');
+  await cdp.send('Target.closeTarget', { targetId: worker.targetId });
+  await until(async () => (await openWatches()) === 0, 10_000, 'the dead worker\'s watches closed');
+  await sim.call('/sim/churn/steps', { steps: 30, seed: 16 });
+  await converged([a.page, b.page], 'both tabs equal the sim through a new worker');
+  const now = await workers();
+  assert.equal(now.length, 1, 'one new worker for both tabs');
+  assert.notEqual(now[0].targetId, worker.targetId);
+  assert.equal(await openWatches(), 1, 'one upstream watch again');
+  await cdp.detach();
+  await a.page.close();
+  await b.page.close();
+});
+
 test('objects larger than a chunk, with text outside the BMP, reach the tabs intact', async () => {
   const a = await tab({ scopes: [{ version: 'v1', resource: 'configmaps', namespace: 'default' }] });
   const text = '🚀 déjà vu — ✓ '.repeat(6000);
