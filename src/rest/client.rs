@@ -223,7 +223,8 @@ impl Client {
 
     /// Send and decode the body as one object.
     pub async fn send_object(&self, req: &Request) -> Result<KubeObject, Error> {
-        KubeObject::from_json_vec(self.send_bytes(req).await?)
+        let obj = KubeObject::from_json_vec(self.send_bytes(req).await?)?;
+        failure_status(&obj).map_or(Ok(obj), Err)
     }
 
     /// Send and decode the body into any serde type.
@@ -622,4 +623,15 @@ async fn read_error_body(body: &mut BodyStream, limit: usize) -> Result<Vec<u8>,
         }
     }
     Ok(out)
+}
+
+/// The error a body that is a failure `Status` stands for, where an object
+/// was expected (a server or proxy that answers a failure with 200), as
+/// client-go's `Result.Into` reads one: any status but `Success`.
+fn failure_status(obj: &KubeObject) -> Option<Error> {
+    if obj.kind() != "Status" || obj.api_version() != "v1" {
+        return None;
+    }
+    let status: super::Status = obj.decode().ok()?;
+    (status.status != "Success").then(|| Error::from_status(status))
 }

@@ -78,8 +78,14 @@ enum Member {
     Kind,
     Metadata,
     Items,
+    /// `status`, `message`, `reason`, `code` or `details` (the key): kept
+    /// (bounded) in case the body is a `Status`, not a list.
+    StatusPart(&'static str),
     Other,
 }
+
+/// Most bytes of `Status` members kept from one body.
+const MAX_STATUS_BYTES: usize = 64 << 10;
 
 /// What the extent scan found so far in the value being collected, so a
 /// value split over many chunks is scanned once, not once per chunk.
@@ -133,6 +139,10 @@ pub struct ListDecoder {
     extent: Extent,
     list: ObjectList,
     metadata_seen: bool,
+    /// Whether an `items` member was seen (a second one is refused).
+    items_seen: bool,
+    /// The `Status` members seen, as `"key":value` JSON text.
+    status_parts: Vec<u8>,
     hooks: ListHooks,
 }
 
@@ -171,6 +181,8 @@ impl ListDecoder {
             extent: Extent::default(),
             list: ObjectList::default(),
             metadata_seen: false,
+            items_seen: false,
+            status_parts: Vec::new(),
             hooks: ListHooks::default(),
         }
     }
@@ -225,7 +237,23 @@ impl ListDecoder {
         if self.at != At::End {
             return Err(self.fail("the list ends early", self.buf.len()));
         }
+        if self.list.kind == "Status" {
+            return Err(self.status_error());
+        }
         Ok(self.list)
+    }
+
+    /// The body was a `Status`, not a list (a server or proxy answered a
+    /// failure with 200): its error, as client-go's `Result.Into` makes one.
+    /// Never a list: taking it as an empty one would empty a cache.
+    fn status_error(&self) -> Error {
+        let mut text = b"{".to_vec();
+        text.extend_from_slice(&self.status_parts);
+        text.push(b'}');
+        match serde_json::from_slice::<super::Status>(&text) {
+            Ok(st) if st.status != "Success" => Error::from_status(st),
+            _ => Error::decode("expected a list, the server sent a Status", &text),
+        }
     }
 
     fn fail(&self, what: &str, at: usize) -> Error {
@@ -270,6 +298,11 @@ impl ListDecoder {
                 }
                 None => Ok(Step::More),
             },
+            At::Value(Member::Items) if std::mem::replace(&mut self.items_seen, true) => {
+                // Decoders differ on which of two to take (Go and JSON.parse:
+                // the last), and the first one's items are already handed on.
+                Err(self.fail("the list has two items members", i))
+            }
             At::Value(Member::Items) if c == b'[' => {
                 self.at = At::FirstItem;
                 took(1)
@@ -345,6 +378,11 @@ impl ListDecoder {
             b"kind" => Member::Kind,
             b"metadata" => Member::Metadata,
             b"items" => Member::Items,
+            b"status" => Member::StatusPart("status"),
+            b"message" => Member::StatusPart("message"),
+            b"reason" => Member::StatusPart("reason"),
+            b"code" => Member::StatusPart("code"),
+            b"details" => Member::StatusPart("details"),
             _ => Member::Other,
         };
         Ok(Some((member, close + 1 + ws + 1 - i)))
@@ -437,6 +475,17 @@ impl ListDecoder {
                     {
                         f(t);
                     }
+                }
+            }
+            Member::StatusPart(key) => {
+                if self.status_parts.len() + key.len() + v.len() + 4 < MAX_STATUS_BYTES {
+                    if !self.status_parts.is_empty() {
+                        self.status_parts.push(b',');
+                    }
+                    self.status_parts.push(b'"');
+                    self.status_parts.extend_from_slice(key.as_bytes());
+                    self.status_parts.extend_from_slice(b"\":");
+                    self.status_parts.extend_from_slice(v);
                 }
             }
             // `"items": null`

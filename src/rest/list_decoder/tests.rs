@@ -210,3 +210,40 @@ fn each_item_goes_through_the_item_hook_as_it_is_decoded() {
     assert_eq!(names, ["a"]);
     assert_eq!(l.invalid.len(), 1);
 }
+
+#[test]
+fn a_status_body_is_its_error_never_an_empty_list() {
+    // A failure answered with 200 (a proxy, a broken server): taken as an
+    // empty list it would empty the cache.
+    let body = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"etcd is down","reason":"InternalError","details":{"causes":[{"message":"x"}]},"code":500}"#;
+    for split in [1, 7, body.len()] {
+        let chunks: Vec<&[u8]> = body.chunks(split).collect();
+        let e = decode_in(&chunks).expect_err("a Status is not a list");
+        assert_eq!(
+            (e.code(), e.reason()),
+            (Some(500), Some("InternalError")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("etcd is down"), "{e}");
+    }
+    // Members in another order, the kind last.
+    let late = br#"{"code":404,"reason":"NotFound","status":"Failure","kind":"Status"}"#;
+    assert_eq!(decode_in(&[late]).unwrap_err().code(), Some(404));
+    // Not a failure, still not a list.
+    let success = br#"{"kind":"Status","apiVersion":"v1","status":"Success"}"#;
+    let e = decode_in(&[success]).unwrap_err();
+    assert!(matches!(e, Error::Decode { .. }), "{e:?}");
+    // A list whose items carry a `status` member is a list.
+    let list = br#"{"kind":"PodList","metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"},"status":{"phase":"Running"}}],"status":"odd"}"#;
+    assert_eq!(decode_in(&[list]).unwrap().items.len(), 1);
+}
+
+#[test]
+fn a_second_items_member_fails_the_list() {
+    // Go and JSON.parse keep the last; the first one's items are already
+    // handed on, so the list is refused rather than merged.
+    let body =
+        br#"{"metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"a"}}],"items":[]}"#;
+    let e = decode_in(&[body]).unwrap_err();
+    assert!(e.to_string().contains("two items"), "{e}");
+}

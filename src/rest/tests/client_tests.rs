@@ -548,3 +548,26 @@ fn a_list_may_take_longer_than_the_timeout_while_it_keeps_arriving() {
     ));
     assert!(body.is_closed(), "the stalled body was dropped");
 }
+
+/// A failure `Status` answered with 200 is its error, as client-go's
+/// `Result.Into` reads it; a `Status` of success stays an object.
+#[test]
+fn a_failure_status_with_200_is_an_error_not_an_object() {
+    let (c, t, _clock) = setup(config());
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "message": "pods \"a\" not found", "code": 404}),
+    ));
+    let r = start(get_pod(&c));
+    let e = r.borrow_mut().take().expect("done").expect_err("a failure");
+    assert_eq!((e.code(), e.reason()), (Some(404), Some("NotFound")));
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
+    ));
+    let r = start(get_pod(&c));
+    assert_eq!(
+        r.borrow_mut().take().expect("done").expect("kept").kind(),
+        "Status"
+    );
+}
