@@ -34,5 +34,6 @@ use discovery::{
 pub use handle::{Api, Deleted};
 pub use logs::{pod_logs, LogLines, LogParams, DEFAULT_MAX_LOG_LINE_BYTES};
 pub use mapper::RestMapper;
+pub(crate) use pager::ContinueTokens;
 pub use pager::{list_all, ListAll};
 pub use resource::{builtin_resources, ApiResource, GroupVersionKind};

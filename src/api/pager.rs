@@ -18,6 +18,28 @@ pub struct ListAll {
     pub invalid: Vec<(String, crate::rest::Error)>,
 }
 
+/// The continue tokens of one paged list, to stop a server (or a caching
+/// proxy that ignores the query) that hands out one again: the list would
+/// never end and hold ever more items.
+#[derive(Default)]
+pub(crate) struct ContinueTokens(crate::rt::fx::FxHashSet<String>);
+
+impl ContinueTokens {
+    /// Fails when `token` was already followed in this list.
+    pub(crate) fn check(&mut self, token: &str) -> Result<(), Error> {
+        if self.0.insert(token.to_owned()) {
+            return Ok(());
+        }
+        Err(Error::decode(
+            format!(
+                "the server sent continue token {:?} a second time: the list would never end",
+                token.get(..64).unwrap_or(token)
+            ),
+            b"",
+        ))
+    }
+}
+
 /// List every item: `limit` = the caller's limit or `page_size` (PG-01; a
 /// page size of 0 means one unpaginated request); later pages carry the
 /// continue token and drop the RV and RV-match (PG-03); an Expired 410 on a
@@ -52,7 +74,9 @@ where
             invalid,
         });
     }
+    let mut tokens = ContinueTokens::default();
     while let Some(token) = cont.take() {
+        tokens.check(&token)?;
         let next = ListParams {
             limit,
             continue_token: Some(token),

@@ -564,3 +564,19 @@ fn delete_answers_the_object_or_the_status() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_pager_stops_at_a_continue_token_it_already_followed() {
+    // Tokens c1, c2, then c1 again: the list would cycle forever.
+    let tokens = Rc::new(RefCell::new(vec!["c1", "c2", "c1", "c9"]));
+    let calls = Rc::new(RefCell::new(0));
+    let (t, c) = (tokens.clone(), calls.clone());
+    let r = block_on(list_all(10, ListParams::default(), move |_| {
+        *c.borrow_mut() += 1;
+        let next = t.borrow_mut().remove(0);
+        async move { Ok(page("1", &["a"], Some(next))) }
+    }));
+    let e = r.expect_err("a cycle is an error");
+    assert!(e.to_string().contains("\"c1\" a second time"), "{e}");
+    assert_eq!(*calls.borrow(), 3);
+}

@@ -662,6 +662,7 @@ impl Reflector {
         };
         let mut items: Vec<KubeObject> = Vec::new();
         let mut cont: Option<String> = None;
+        let mut tokens = crate::api::ContinueTokens::default();
         let list_rv = loop {
             let params = ListParams {
                 limit,
@@ -725,6 +726,7 @@ impl Reflector {
             }
             match page.continue_token.filter(|c| !c.is_empty()) {
                 Some(c) => {
+                    tokens.check(&c)?;
                     if rv == "0" {
                         // RL-04: the server paginates RV-0 lists; keep paginating relists.
                         self.state.borrow_mut().paginated = true;

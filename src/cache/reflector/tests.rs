@@ -370,6 +370,34 @@ fn rl_07_expired_continue_token_falls_back_to_one_full_list_at_the_original_rv()
 }
 
 #[test]
+fn a_continue_token_seen_twice_fails_the_list_and_keeps_the_cache() {
+    // A caching proxy that ignores the query answers every page with the
+    // first: without a check the list never ends and memory grows.
+    let mut opts = Rig::opts();
+    opts.page_size = Some(2);
+    let mut r = Rig::new(opts);
+    r.lw.push_list(Ok(page("10", vec![obj("ns/a", 1)], None)));
+    r.start();
+    assert_eq!(r.indexer.len(), 1);
+    r.send(status_event(410, "Expired"));
+    let same = || Ok(page("10", vec![obj("ns/b", 2), obj("ns/c", 3)], Some("T")));
+    for _ in 0..3 {
+        r.lw.push_list(same());
+    }
+    r.advance(1.0);
+    let lists = r.calls().iter().filter(|c| c.starts_with("LIST")).count();
+    assert_eq!(
+        lists,
+        3,
+        "the first list, a page, the same token once more: {:?}",
+        r.calls()
+    );
+    let err = r.status().last_error.expect("reported");
+    assert!(err.message.contains("a second time"), "{}", err.message);
+    assert_eq!(r.indexer.len(), 1, "the cache as it was");
+}
+
+#[test]
 fn rl_08_watch_timeout_is_random_in_min_to_twice_min() {
     for (min, lo, hi) in [(1u64, 300u32, 600u32), (300, 300, 600), (1800, 1800, 3600)] {
         let mut opts = Rig::opts();
