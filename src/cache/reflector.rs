@@ -137,6 +137,11 @@ const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 enum WatchEnd {
     /// Closed normally (or dropped after doing work): re-watch at once.
     Closed,
+    /// Closed normally within [`VERY_SHORT_WATCH`], after some events:
+    /// re-watch after one backoff step. client-go re-watches at once, but a
+    /// server or proxy that ends every watch after an event would then be
+    /// asked thousands of times a second, at full CPU.
+    ClosedEarly,
     /// End the cycle: back off and relist.
     Relist,
     /// 429: back off and re-watch.
@@ -538,6 +543,7 @@ impl Reflector {
             };
             match end {
                 WatchEnd::Closed => {}
+                WatchEnd::ClosedEarly => self.back_off(backoff, None).await,
                 WatchEnd::Relist => return Ok(()),
                 WatchEnd::TooManyRequests(floor) => self.back_off(backoff, floor).await,
                 WatchEnd::Internal => {
@@ -801,6 +807,9 @@ impl Reflector {
                             "very short watch: closed within 1 s without any event",
                         ));
                         return WatchEnd::Relist;
+                    }
+                    if short < VERY_SHORT_WATCH {
+                        return WatchEnd::ClosedEarly;
                     }
                     return WatchEnd::Closed;
                 }

@@ -488,6 +488,7 @@ fn rl_11_normal_close_rewatches_at_once_from_the_last_rv() {
     );
     assert_eq!(r.status().reconnects, 1);
     // A connection dropped mid-stream after an event is a close too.
+    r.clock.advance(Duration::from_secs(2));
     r.send(WatchEvent::Modified(obj("ns/p3", 4)));
     r.lw.send(Err(Error::network("reset")));
     r.settle();
@@ -498,6 +499,47 @@ fn rl_11_normal_close_rewatches_at_once_from_the_last_rv() {
     r.settle();
     assert_eq!(r.calls().last().unwrap(), "WATCH rv=4");
     assert_eq!(r.calls().len(), 5);
+    assert!(r.errors.borrow().is_empty());
+}
+
+#[test]
+fn a_watch_that_ends_within_a_second_after_events_rewatches_after_a_backoff_step() {
+    // A server or proxy that ends every watch after one event: re-watching
+    // at once would ask it thousands of times a second.
+    let mut r = Rig::new(Rig::opts());
+    r.start();
+    let mut at = Vec::new();
+    for rv in 2..6 {
+        r.send(WatchEvent::Modified(obj("ns/p", rv)));
+        r.lw.close_watch();
+        r.settle();
+        let watches = r.calls().iter().filter(|c| c.starts_with("WATCH")).count();
+        assert_eq!(
+            watches,
+            (rv - 1) as usize,
+            "no immediate re-watch: {:?}",
+            r.calls()
+        );
+        assert_eq!(r.status().phase, Phase::Backoff);
+        let t0 = r.clock.now();
+        while r.calls().iter().filter(|c| c.starts_with("WATCH")).count() == watches {
+            r.advance(0.05);
+        }
+        at.push(r.clock.now().saturating_duration_since(t0));
+        assert_eq!(
+            r.calls().last().unwrap(),
+            &format!("WATCH rv={rv}"),
+            "from the last RV, no list"
+        );
+    }
+    assert!(
+        at.iter().all(|d| *d >= Duration::from_millis(500)),
+        "a backoff step each time: {at:?}"
+    );
+    assert_eq!(
+        r.calls().iter().filter(|c| c.starts_with("LIST")).count(),
+        1
+    );
     assert!(r.errors.borrow().is_empty());
 }
 
