@@ -443,13 +443,19 @@ impl Error {
         matches!(self, Error::Timeout { .. })
     }
 
-    /// How long the server asked to wait before retrying, if it did.
+    /// How long the server asked to wait before retrying, if it did, at
+    /// most [`MAX_RETRY_AFTER`]: a server or proxy asking for a day would
+    /// otherwise hold the request (and an informer) that long.
     pub fn retry_after(&self) -> Option<std::time::Duration> {
         self.api()
             .and_then(|a| a.retry_after_seconds)
-            .map(|s| std::time::Duration::from_secs(u64::from(s)))
+            .map(|s| std::time::Duration::from_secs(u64::from(s)).min(MAX_RETRY_AFTER))
     }
 }
+
+/// The longest wait a `Retry-After` gets (the API server's own are a few
+/// seconds).
+pub const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl From<Status> for Error {
     fn from(s: Status) -> Self {

@@ -571,3 +571,19 @@ fn a_failure_status_with_200_is_an_error_not_an_object() {
         "Status"
     );
 }
+
+/// A Retry-After of a day is waited for at most a minute.
+#[test]
+fn a_huge_retry_after_is_capped() {
+    let (c, t, clock) = setup(config());
+    t.push(FakeResponse::status(429, "TooManyRequests", "go away").header("Retry-After", "99999"));
+    t.push(pod("a"));
+    let r = start(get_pod(&c));
+    clock.advance(crate::rest::MAX_RETRY_AFTER - Duration::from_millis(1));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 1);
+    clock.advance(Duration::from_millis(1));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 2);
+    assert!(r.borrow_mut().take().expect("done").is_ok());
+}
