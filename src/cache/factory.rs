@@ -270,7 +270,11 @@ impl SharedInformerFactory {
             return Ok(informer);
         }
         let lw = (self.make_lw)(&scope);
-        let inf = SharedIndexInformer::new(lw, self.clock.clone(), opts.clone());
+        let mut run_opts = opts.clone();
+        if run_opts.reflector.expected_kind.is_none() && !scope.resource.kind.is_empty() {
+            run_opts.reflector.expected_kind = Some(scope.resource.kind.clone());
+        }
+        let inf = SharedIndexInformer::new(lw, self.clock.clone(), run_opts);
         let attachment = attach(&inf);
         self.informers.borrow_mut().insert(
             key,
@@ -413,6 +417,29 @@ mod tests {
         ));
         assert!(f.is_empty() && made.borrow().is_empty(), "nothing was made");
         assert!(f.informer(pods(Some("ns"), None), None).is_ok());
+    }
+
+    #[test]
+    fn an_informer_of_a_known_kind_skips_watch_events_of_another() {
+        let (f, made) = factory();
+        let inf = f.informer(pods(None, None), None).unwrap();
+        f.start();
+        run_until_stalled();
+        let ev = |kind: &str, name: &str| {
+            let o = crate::rest::KubeObject::from_value(&serde_json::json!({
+                "kind": kind, "apiVersion": "v1",
+                "metadata": {"name": name, "namespace": "ns", "resourceVersion": "5"}
+            }))
+            .unwrap();
+            Ok(crate::rest::WatchEvent::Added(o))
+        };
+        let lw = made.borrow()[0].clone();
+        assert!(lw.send(ev("Service", "svc")));
+        assert!(lw.send(ev("Pod", "web")));
+        run_until_stalled();
+        let keys: Vec<String> = inf.store().list_keys();
+        assert_eq!(keys, vec!["ns/web".to_owned()]);
+        assert_eq!(inf.status_snapshot().skipped, 1);
     }
 
     #[test]

@@ -100,8 +100,10 @@ pub struct ReflectorOptions {
     /// Re-watch after a 500 during a watch while the first such error is at
     /// most this old (RL-15; zero = never, the default).
     pub max_internal_error_retry: Duration,
-    /// Skip watch events whose object's `kind` differs (RL-09); objects
-    /// without a `kind` are accepted.
+    /// Skip (and report) watch events whose object's `kind` differs
+    /// (RL-09), as client-go's typed informers do; objects without a `kind`
+    /// and metadata-only answers (`PartialObjectMetadata`) are accepted.
+    /// The factory sets it from the resource's kind when that is known.
     pub expected_kind: Option<String>,
 }
 
@@ -859,14 +861,30 @@ impl Reflector {
         }
     }
 
+    /// Whether `o` is of a kind this informer does not cache; if so it is
+    /// reported (the event is skipped, the watch goes on).
     fn wrong_kind(&self, o: &KubeObject) -> bool {
         let kind = o.kind();
-        kind == "Table"
-            || self
-                .opts
-                .expected_kind
-                .as_deref()
-                .is_some_and(|k| !kind.is_empty() && kind != k)
+        let wrong =
+            kind == "Table"
+                || self.opts.expected_kind.as_deref().is_some_and(|k| {
+                    !kind.is_empty() && kind != k && kind != "PartialObjectMetadata"
+                });
+        if wrong {
+            self.status.report_failure(Failure {
+                key: describe(o),
+                reason: "Invalid".to_owned(),
+                message: format!(
+                    "skipped a watch event of kind {kind:?}: this informer caches {}",
+                    self.opts
+                        .expected_kind
+                        .as_deref()
+                        .unwrap_or("objects, not tables")
+                ),
+                at_ms: self.clock.wall_millis(),
+            });
+        }
+        wrong
     }
 
     /// RL-09: one event into the queue. An event the queue refuses (an

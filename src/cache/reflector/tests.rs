@@ -437,6 +437,20 @@ fn rl_09_events_are_applied_and_foreign_kinds_skipped_without_moving_the_rv() {
     // RL-10: last event wins, not the maximum.
     assert_eq!(r.reflector.last_sync_resource_version(), "32");
     assert_eq!(r.status().events_applied, 3);
+    // The skipped event was reported, with its key.
+    let st = r.status();
+    assert_eq!(st.skipped, 1);
+    assert_eq!(
+        st.last_error.and_then(|e| e.key).as_deref(),
+        Some("ns/rejected")
+    );
+    // A metadata-only answer is of the resource all the same.
+    let partial = KubeObject::from_value(
+        &json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": {"name": "qux", "namespace": "ns", "resourceVersion": "33"}}),
+    )
+    .unwrap();
+    r.send(WatchEvent::Added(partial));
+    assert_eq!(r.store(), vec!["bar@55", "baz@32", "qux@33"]);
 }
 
 #[test]
