@@ -50,7 +50,11 @@ export interface InformerHandlers<T> {
   update: (oldObj: T, newObj: T) => void;
   /** An object went away: its last known version. */
   delete: (obj: T) => void;
-  /** A handler threw, or the informer reported a problem. */
+  /**
+   * A handler threw, an object could not be cached (the error has its
+   * `key`), or a list or watch failed (the informer backs off and retries,
+   * as `status` shows; client-go's watch error handler).
+   */
   error: (err: unknown) => void;
   /** The informer's status changed. */
   status: (status: InformerStatus) => void;

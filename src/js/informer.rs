@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 use super::cache_shape::{factory_error, options_conflict, Shape};
 use super::changes::{ChangeKind, ChangeSet, Diff};
 use super::client::KubeClient;
-use super::error::KubeErrorInit;
+use super::error::{from_rest, KubeErrorInit};
 use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
@@ -527,15 +527,29 @@ impl State {
     }
 
     fn report_error(&self, err: &JsValue) {
+        if !self.tell_error_listeners(err) {
+            report("kubewasm: an informer handler threw", err);
+        }
+    }
+
+    /// A list or watch that failed (the informer backs off and retries, as
+    /// `status` shows): to the `error` listeners only, never the console,
+    /// which an offline page would fill.
+    fn report_list_watch_error(&self, e: &crate::rest::Error) {
+        if !self.errors.borrow().is_empty() {
+            self.tell_error_listeners(&from_rest(e));
+        }
+    }
+
+    /// Call every `error` listener with `err`; false when there is none.
+    fn tell_error_listeners(&self, err: &JsValue) -> bool {
         let listeners: Vec<Function> = self
             .errors
             .borrow()
             .iter()
             .map(|(_, f)| f.clone())
             .collect();
-        if listeners.is_empty() {
-            report("kubewasm: an informer handler threw", err);
-        }
+        let any = !listeners.is_empty();
         for f in listeners {
             match f.call1(&JsValue::NULL, err) {
                 Err(e) => report("kubewasm: an error listener threw", &e),
@@ -544,6 +558,7 @@ impl State {
                 Ok(_) => {}
             }
         }
+        any
     }
 
     fn record(self: &Rc<Self>, key: &str, kind: ChangeKind) {
@@ -1158,6 +1173,13 @@ impl InformerFactory {
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
                 let state = State::new(inf.clone(), shape, life, warm, persist, cluster_scoped);
+                let weak = Rc::downgrade(&state);
+                // Not started yet: the handler is taken.
+                let _ = inf.set_watch_error_handler(Rc::new(move |e: &crate::rest::Error| {
+                    if let Some(s) = weak.upgrade() {
+                        s.report_list_watch_error(e);
+                    }
+                }));
                 made = Some(state.clone());
                 Some(state as Rc<dyn Any>)
             })

@@ -360,9 +360,14 @@ test('a request that never reached a server shows in status.lastError with the r
   const factory = new InformerFactory(nowhere);
   try {
     const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const errors: unknown[] = [];
+    pods.on('error', (e) => void errors.push(e));
     const started = Date.now();
     factory.start();
     await until(() => pods.status.lastError !== undefined);
+    // The failed list reaches error listeners too (client-go's watch error handler).
+    await until(() => errors.length > 0);
+    assert.ok(errors[0] instanceof KubeError && errors[0].reason === 'Network', String(errors[0]));
     assert.equal(pods.status.lastError?.reason, 'Network');
     assert.equal(pods.status.lastError?.code, 0);
     // Its time, so a UI can tell an old error from a current one.
