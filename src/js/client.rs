@@ -57,7 +57,12 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   /** `fetch` credentials mode; `include` for cookie-authenticated proxies. */
   credentials?: 'omit' | 'same-origin' | 'include';
-  /** Request timeout in ms (default 60,000). */
+  /**
+   * How long a request may wait for its response to begin, and then for each
+   * next part of its body, in ms (default 60,000): a list that keeps arriving
+   * is never cut off, one that stalls for this long fails with `Timeout`.
+   * Watches have their own idle limit.
+   */
   timeoutMs?: number;
   /** Client-side rate limit (default 20 requests/s, burst 50; watches are exempt). */
   qps?: number;
