@@ -22,12 +22,14 @@ pub struct ListAll {
 /// proxy that ignores the query) that hands out one again: the list would
 /// never end and hold ever more items.
 #[derive(Default)]
-pub(crate) struct ContinueTokens(crate::rt::fx::FxHashSet<String>);
+pub(crate) struct ContinueTokens(Vec<String>);
 
 impl ContinueTokens {
-    /// Fails when `token` was already followed in this list.
+    /// Fails when `token` was already followed in this list (a list has a
+    /// page per 500 objects: a scan costs nothing beside a page).
     pub(crate) fn check(&mut self, token: &str) -> Result<(), Error> {
-        if self.0.insert(token.to_owned()) {
+        if !self.0.iter().any(|t| t == token) {
+            self.0.push(token.to_owned());
             return Ok(());
         }
         Err(Error::decode(

@@ -632,6 +632,6 @@ fn failure_status(obj: &KubeObject) -> Option<Error> {
     if obj.kind() != "Status" || obj.api_version() != "v1" {
         return None;
     }
-    let status: super::Status = obj.decode().ok()?;
+    let status = super::Status::from_json(obj.raw()).ok()?;
     (status.status != "Success").then(|| Error::from_status(status))
 }

@@ -250,7 +250,7 @@ impl ListDecoder {
         let mut text = b"{".to_vec();
         text.extend_from_slice(&self.status_parts);
         text.push(b'}');
-        match serde_json::from_slice::<super::Status>(&text) {
+        match super::Status::from_json(&text) {
             Ok(st) if st.status != "Success" => Error::from_status(st),
             _ => Error::decode("expected a list, the server sent a Status", &text),
         }
