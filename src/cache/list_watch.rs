@@ -299,7 +299,11 @@ impl ListerWatcher for ResourceListWatch {
             WatchParams::default(),
         );
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        let plain = self.api.collection_request(Request::get());
+        // The reflector retries with its own backoff, shown in its status.
+        let plain = self
+            .api
+            .collection_request(Request::get())
+            .retry_when_asked_only();
         let (base, partial) = self.accept(plain.clone(), PARTIAL_LIST_ACCEPT);
         let client = self.api.client().clone();
         let slot = self.prefetch.clone();
@@ -364,6 +368,7 @@ impl ListerWatcher for ResourceListWatch {
         let mut plain = self
             .api
             .collection_request(Request::get())
+            .retry_when_asked_only()
             .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             plain = plain.idle_timeout(d);

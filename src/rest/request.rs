@@ -75,6 +75,7 @@ pub struct Request {
     content_type: Option<String>,
     watch: bool,
     retry_non_idempotent: bool,
+    retry_when_asked_only: bool,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     error: Option<String>,
@@ -98,6 +99,7 @@ impl Request {
             content_type: None,
             watch: false,
             retry_non_idempotent: false,
+            retry_when_asked_only: false,
             timeout: None,
             idle_timeout: None,
             error: None,
@@ -284,6 +286,16 @@ impl Request {
         self
     }
 
+    /// Retry this request only when the server asks (429, or a 5xx with
+    /// `Retry-After`), as client-go's rest client does: for a caller with a
+    /// retry loop of its own (a reflector), whose status should show a
+    /// failure as it happens rather than after the client's retries.
+    #[must_use]
+    pub fn retry_when_asked_only(mut self) -> Self {
+        self.retry_when_asked_only = true;
+        self
+    }
+
     /// Override the configured request timeout for this request.
     #[must_use]
     pub fn timeout(mut self, d: Duration) -> Self {
@@ -328,9 +340,11 @@ impl Request {
     }
 
     /// Whether the client may retry this request on 429/5xx/network errors:
-    /// GET (get, list, establishing a watch) always; others only by opt-in.
+    /// GET (get, list, establishing a watch) unless
+    /// [`retry_when_asked_only`](Self::retry_when_asked_only); others only by
+    /// opt-in.
     pub fn is_retryable(&self) -> bool {
-        self.method == Method::Get || self.retry_non_idempotent
+        (self.method == Method::Get || self.retry_non_idempotent) && !self.retry_when_asked_only
     }
 
     /// The path and query, percent-encoded, starting with `/`.

@@ -587,3 +587,32 @@ fn a_huge_retry_after_is_capped() {
     assert_eq!(t.request_count(), 2);
     assert!(r.borrow_mut().take().expect("done").is_ok());
 }
+
+/// A request marked `retry_when_asked_only` (a reflector's list and watch)
+/// is retried only when the server asks: a bare 500 or a network error
+/// comes back at once, for the reflector's own backoff and status.
+#[test]
+fn retry_when_asked_only_leaves_unasked_failures_to_the_caller() {
+    let (c, t, clock) = setup(config());
+    let list = Request::get()
+        .namespace("ns")
+        .resource("pods")
+        .retry_when_asked_only();
+    t.push(FakeResponse::status(500, "InternalError", "boom"));
+    let c2 = c.clone();
+    let l2 = list.clone();
+    let r = start(async move { c2.send_bytes(&l2).await });
+    assert_eq!(t.request_count(), 1);
+    assert_eq!(
+        r.borrow_mut().take().expect("done").unwrap_err().code(),
+        Some(500)
+    );
+    // Asked to retry: it is.
+    t.push(FakeResponse::status(503, "ServiceUnavailable", "later").header("Retry-After", "1"));
+    t.push(pod("a"));
+    let r = start(async move { c.send_bytes(&list).await });
+    clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 3);
+    assert!(r.borrow_mut().take().expect("done").is_ok());
+}
