@@ -609,13 +609,14 @@ impl Reflector {
 
     /// The initial list or a relist, with the RL-05 retry at RV "".
     async fn list(&self) -> Result<(), Error> {
-        self.status.update(|s| {
-            s.phase = Phase::Listing;
-            s.next_retry_at_ms = None;
-            s.listed = 0;
-            s.list_total = None;
-        });
         loop {
+            // Each attempt counts its own items.
+            self.status.update(|s| {
+                s.phase = Phase::Listing;
+                s.next_retry_at_ms = None;
+                s.listed = 0;
+                s.list_total = None;
+            });
             let rv = self.relist_rv();
             match self.list_at(&rv).await {
                 Ok(()) => {

@@ -267,6 +267,29 @@ fn rl_04_a_paginated_rv0_list_makes_relists_paginate() {
 }
 
 #[test]
+fn a_list_retried_at_rv_empty_counts_only_its_own_items() {
+    let mut opts = Rig::opts();
+    opts.page_size = Some(3);
+    let mut r = Rig::new(opts);
+    r.lw.push_list(Ok(page("10", vec![], None)));
+    r.start();
+    // The relist's first page arrives, its second is refused as too large
+    // a version: the list at RV "" that follows starts the count again.
+    let mut too_large = api_err(504, "Timeout");
+    if let Error::Api(a) = &mut too_large {
+        a.message = "Too large resource version: 30, current: 20".into();
+    }
+    let three: Vec<KubeObject> = (0..3).map(|i| obj(&format!("ns/p{i}"), i + 1)).collect();
+    r.lw.push_list(Ok(page("10", three, Some("C1"))));
+    r.lw.push_list(Err(too_large));
+    r.lw.push_list(Ok(page("11", vec![obj("ns/q", 11), obj("ns/r", 11)], None)));
+    r.send(status_event(410, "Expired"));
+    r.advance(1.0);
+    assert_eq!(r.indexer.len(), 2, "{:?}", r.calls());
+    assert_eq!(r.status().listed, 2);
+}
+
+#[test]
 fn rl_05_expired_or_too_large_list_retries_at_once_with_empty_rv() {
     let mut r = Rig::new(Rig::opts());
     r.lw.push_list(Ok(page("10", vec![], None)));
