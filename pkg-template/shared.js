@@ -34,15 +34,17 @@ function resolveServer(server) {
 
 /**
  * The tab's end of the port: requests out, response heads and chunks in,
- * tokens on request. `reopen` starts the worker again (a SharedWorker of the
- * same name is the running one if it lives, a new one if it died) and
- * returns the new port.
+ * tokens on request. `reopen` starts the worker again and returns the new
+ * port: when the worker is gone, and for a SharedWorker also when it falls
+ * silent (a SharedWorker of the same name is the running one if it lives; a
+ * dedicated Worker that is only slow keeps its caches and is greeted again).
  */
 class Link {
-  constructor(port, hello, clientOpts, reopen) {
+  constructor(port, hello, clientOpts, reopen, reopenWhenSilent) {
     this.hello = hello;
     this.clientOpts = clientOpts;
     this.reopen = reopen;
+    this.reopenWhenSilent = reopenWhenSilent;
     this.seq = 0;
     this.streams = new Map();
     this.heard = Date.now();
@@ -121,9 +123,9 @@ class Link {
   watchLife(life) {
     if (typeof life !== 'string' || !globalThis.navigator?.locks || this.watched === life) return;
     this.watched = life;
-    const port = this.port;
-    navigator.locks.request(life, () => {
-      if (this.port === port && this.watched === life) this.reconnectLost('the shared worker is gone');
+    // Shared: every waiting tab is granted it at once when the worker goes.
+    navigator.locks.request(life, { mode: 'shared' }, () => {
+      if (this.watched === life) this.reconnectLost('the shared worker is gone', true);
     }).catch(() => {});
   }
 
@@ -143,14 +145,14 @@ class Link {
    * over a new port: to the worker again if it still runs, else to a new one
    * (a port to a worker that died never answers).
    */
-  reconnectLost(why) {
+  reconnectLost(why, gone = false) {
     if (this.closed) return;
     this.heard = Date.now();
     for (const s of [...this.streams.values()]) s.fail(new Error(why));
     const old = this.port;
     let port;
     try {
-      port = this.reopen?.();
+      if (gone || this.reopenWhenSilent) port = this.reopen?.();
     } catch (e) {
       console.warn('kubewasm: cannot start the shared worker again', e);
     }
@@ -343,7 +345,7 @@ export async function connectShared(opts) {
       auth: clientOpts.token !== undefined || typeof clientOpts.tokenProvider === 'function',
       lock: lock.name,
     };
-    link = new Link(worker.port, hello, clientOpts, reopen);
+    link = new Link(worker.port, hello, clientOpts, reopen, kind === 'shared-worker');
     const failed = new Promise((_, reject) => {
       worker.target.addEventListener('error', (e) => reject(new Error(e.message || 'the worker script failed to load')), { once: true });
       setTimeout(() => reject(new Error(`no answer in ${HANDSHAKE_MS / 1000} s`)), HANDSHAKE_MS);

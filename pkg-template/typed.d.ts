@@ -48,12 +48,13 @@ export interface InformerHandlers<T> {
   add: (obj: T) => void;
   /** An object changed: the cached old version, then the new one. */
   update: (oldObj: T, newObj: T) => void;
-  /** An object went away: its last known version. */
+  /** An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it). */
   delete: (obj: T) => void;
   /**
    * A handler threw, an object could not be cached (the error has its
-   * `key`), or a list or watch failed (the informer backs off and retries,
-   * as `status` shows; client-go's watch error handler).
+   * `key`), or a list failed or the server refused a watch (the informer
+   * backs off and lists again, as `status` shows; client-go's watch error
+   * handler).
    */
   error: (err: unknown) => void;
   /** The informer's status changed. */

@@ -298,19 +298,26 @@ impl ListerWatcher for ResourceListWatch {
             },
             WatchParams::default(),
         );
+        let first_page = params.continue_token.is_none();
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        // The reflector retries with its own backoff, shown in its status.
-        let plain = self
-            .api
-            .collection_request(Request::get())
-            .retry_when_asked_only();
+        // A list's first request leaves server errors to the reflector's
+        // backoff, shown in its status; a later page (prefetched or not) is
+        // retried by the client, or a blip would start a long list over.
+        let request = move |r: Request| {
+            if first_page {
+                r.server_errors_to_caller()
+            } else {
+                r
+            }
+        };
+        let plain = self.api.collection_request(Request::get());
         let (base, partial) = self.accept(plain.clone(), PARTIAL_LIST_ACCEPT);
         let client = self.api.client().clone();
         let slot = self.prefetch.clone();
         let prefetch_pages = self.prefetch_pages;
         // A page prefetched for other parameters is of no use: drop (abort) it.
         let ready = slot.borrow_mut().take().filter(|p| p.params == lp);
-        let req = base.clone().list_params(&lp);
+        let req = request(base.clone().list_params(&lp));
         let next_pages = move |base: Request| -> crate::rest::OnContinue {
             let client = client.clone();
             let slot = slot.clone();
@@ -351,7 +358,7 @@ impl ListerWatcher for ResourceListWatch {
             match client.send_list_with(&req, hooks).await {
                 Err(e) if partial && refuses_accept(&e) => {
                     refused.set(true);
-                    let req = plain.clone().list_params(&lp);
+                    let req = request(plain.clone().list_params(&lp));
                     let hooks = ListHooks {
                         on_continue: Some(next_pages(plain)),
                         on_item: Some(on_item),
@@ -368,7 +375,7 @@ impl ListerWatcher for ResourceListWatch {
         let mut plain = self
             .api
             .collection_request(Request::get())
-            .retry_when_asked_only()
+            .server_errors_to_caller()
             .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             plain = plain.idle_timeout(d);
@@ -485,6 +492,42 @@ mod tests {
         t.push(page(&["c"], ""));
         assert_eq!(*list(&lw, second).borrow(), Some(vec!["c".into()]));
         assert_eq!(t.request_count(), 3);
+    }
+
+    #[test]
+    fn a_first_page_leaves_a_server_error_to_the_reflector_and_a_later_page_is_retried() {
+        let t = FakeTransport::new();
+        let clock = FakeClock::new();
+        let mut cfg = Config::new("http://k8s.test");
+        cfg.rate_limit = None;
+        let c = Client::with_transport(cfg, Rc::new(t.clone()), clock.shared()).expect("client");
+        let lw = ResourceListWatch::new(
+            c,
+            ResourceScope::new(ApiResource::builtin("pods").expect("pods")),
+        );
+        let outcome = |p: ListParams| {
+            let out = Rc::new(RefCell::new(None));
+            let (o, fut) = (out.clone(), lw.list(p));
+            spawn_local(async move {
+                *o.borrow_mut() = Some(fut.await.map(|l| l.items.len()));
+            });
+            run_until_stalled();
+            out
+        };
+        t.push(FakeResponse::status(500, "InternalError", "boom"));
+        let first = outcome(ListParams::default());
+        assert_eq!(t.request_count(), 1, "not retried by the client");
+        assert!(first.borrow_mut().take().expect("done").is_err());
+        t.push(FakeResponse::status(500, "InternalError", "boom"));
+        t.push(page(&["c"], ""));
+        let later = outcome(ListParams {
+            continue_token: Some("c1".into()),
+            ..Default::default()
+        });
+        clock.advance(std::time::Duration::from_secs(5));
+        run_until_stalled();
+        assert_eq!(t.request_count(), 3, "the page was retried");
+        assert_eq!(later.borrow_mut().take().expect("done").ok(), Some(1));
     }
 
     #[test]

@@ -626,7 +626,7 @@ impl Reflector {
                 Err(e)
                     if (e.is_gone()
                         || is_too_large_resource_version(&e)
-                        || self.refused_stored_version(&e))
+                        || self.refused_stored_version(&e, &rv))
                         && !self.state.borrow().rv_unavailable =>
                 {
                     // RL-05: the RV is gone or ahead of the server; list once more at RV "".
@@ -642,8 +642,9 @@ impl Reflector {
     /// confirmed yet (400 or 422: a version another host wrote, such as a
     /// SharedWorker's own, or a damaged one). Such a version never becomes
     /// valid, so the list goes on at RV "" as for an expired one.
-    fn refused_stored_version(&self, e: &Error) -> bool {
-        self.stored.get() && matches!(e.code(), Some(400 | 422))
+    fn refused_stored_version(&self, e: &Error, rv: &str) -> bool {
+        // An incomplete copy set no version: its list is at "0".
+        self.stored.get() && !rv.is_empty() && rv != "0" && matches!(e.code(), Some(400 | 422))
     }
 
     fn page_limit(&self, rv: &str) -> Option<u32> {

@@ -523,7 +523,9 @@ impl State {
         }
         .into_js();
         let _ = Reflect::set(&err, &"key".into(), &f.key.as_str().into());
-        self.report_error(&err);
+        if !self.tell_error_listeners(&err) {
+            report("kubewasm: an informer skipped an object", &err);
+        }
     }
 
     fn report_error(&self, err: &JsValue) {

@@ -292,17 +292,18 @@ impl ListDecoder {
                 took(1)
             }
             At::FirstKey | At::Key => match self.key(i)? {
+                Some((Member::Items, _)) if std::mem::replace(&mut self.items_seen, true) => {
+                    // Decoders differ on which of two to take (Go and
+                    // JSON.parse: the last), and the first one's items are
+                    // already handed on.
+                    Err(self.fail("the list has two items members", i))
+                }
                 Some((member, n)) => {
                     self.at = At::Value(member);
                     took(n)
                 }
                 None => Ok(Step::More),
             },
-            At::Value(Member::Items) if std::mem::replace(&mut self.items_seen, true) => {
-                // Decoders differ on which of two to take (Go and JSON.parse:
-                // the last), and the first one's items are already handed on.
-                Err(self.fail("the list has two items members", i))
-            }
             At::Value(Member::Items) if c == b'[' => {
                 self.at = At::FirstItem;
                 took(1)

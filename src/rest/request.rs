@@ -75,7 +75,7 @@ pub struct Request {
     content_type: Option<String>,
     watch: bool,
     retry_non_idempotent: bool,
-    retry_when_asked_only: bool,
+    server_errors_to_caller: bool,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     error: Option<String>,
@@ -99,7 +99,7 @@ impl Request {
             content_type: None,
             watch: false,
             retry_non_idempotent: false,
-            retry_when_asked_only: false,
+            server_errors_to_caller: false,
             timeout: None,
             idle_timeout: None,
             error: None,
@@ -286,14 +286,20 @@ impl Request {
         self
     }
 
-    /// Retry this request only when the server asks (429, or a 5xx with
-    /// `Retry-After`), as client-go's rest client does: for a caller with a
-    /// retry loop of its own (a reflector), whose status should show a
-    /// failure as it happens rather than after the client's retries.
+    /// Return a 5xx at once unless the server asks for a retry
+    /// (`Retry-After`), as client-go's rest client does; a 429 and a failed
+    /// connection are still retried. For a caller with a retry loop of its
+    /// own (a reflector), whose status should show a server failure as it
+    /// happens rather than after the client's retries.
     #[must_use]
-    pub fn retry_when_asked_only(mut self) -> Self {
-        self.retry_when_asked_only = true;
+    pub fn server_errors_to_caller(mut self) -> Self {
+        self.server_errors_to_caller = true;
         self
+    }
+
+    /// Whether [`server_errors_to_caller`](Self::server_errors_to_caller) was set.
+    pub fn leaves_server_errors_to_caller(&self) -> bool {
+        self.server_errors_to_caller
     }
 
     /// Override the configured request timeout for this request.
@@ -340,11 +346,11 @@ impl Request {
     }
 
     /// Whether the client may retry this request on 429/5xx/network errors:
-    /// GET (get, list, establishing a watch) unless
-    /// [`retry_when_asked_only`](Self::retry_when_asked_only); others only by
-    /// opt-in.
+    /// GET (get, list, establishing a watch) always (but see
+    /// [`server_errors_to_caller`](Self::server_errors_to_caller)); others
+    /// only by opt-in.
     pub fn is_retryable(&self) -> bool {
-        (self.method == Method::Get || self.retry_non_idempotent) && !self.retry_when_asked_only
+        self.method == Method::Get || self.retry_non_idempotent
     }
 
     /// The path and query, percent-encoded, starting with `/`.

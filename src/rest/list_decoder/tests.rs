@@ -246,4 +246,15 @@ fn a_second_items_member_fails_the_list() {
         br#"{"metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"a"}}],"items":[]}"#;
     let e = decode_in(&[body]).unwrap_err();
     assert!(e.to_string().contains("two items"), "{e}");
+    // One `items`, null, split anywhere (the check runs once per key).
+    let null = br#"{"metadata":{"resourceVersion":"10"},"items":null}"#;
+    for at in 0..=null.len() {
+        let (a, b) = null.split_at(at);
+        assert!(
+            decode_in(&[a, b]).unwrap().items.is_empty(),
+            "split at {at}"
+        );
+    }
+    let bytes: Vec<&[u8]> = null.chunks(1).collect();
+    assert!(decode_in(&bytes).is_ok());
 }

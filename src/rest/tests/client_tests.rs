@@ -588,16 +588,16 @@ fn a_huge_retry_after_is_capped() {
     assert!(r.borrow_mut().take().expect("done").is_ok());
 }
 
-/// A request marked `retry_when_asked_only` (a reflector's list and watch)
-/// is retried only when the server asks: a bare 500 or a network error
-/// comes back at once, for the reflector's own backoff and status.
+/// A request marked `server_errors_to_caller` (a reflector's first page and
+/// watch) gets a bare 500 back at once, for the reflector's own backoff and
+/// status; a 5xx with `Retry-After` and a failed connection are retried.
 #[test]
-fn retry_when_asked_only_leaves_unasked_failures_to_the_caller() {
+fn server_errors_to_caller_leaves_unasked_server_failures_to_the_caller() {
     let (c, t, clock) = setup(config());
     let list = Request::get()
         .namespace("ns")
         .resource("pods")
-        .retry_when_asked_only();
+        .server_errors_to_caller();
     t.push(FakeResponse::status(500, "InternalError", "boom"));
     let c2 = c.clone();
     let l2 = list.clone();
@@ -614,5 +614,23 @@ fn retry_when_asked_only_leaves_unasked_failures_to_the_caller() {
     clock.advance(Duration::from_secs(1));
     run_until_stalled();
     assert_eq!(t.request_count(), 3);
+    assert!(r.borrow_mut().take().expect("done").is_ok());
+}
+
+/// ... and a failed connection is retried as for any GET (client-go retries
+/// resets and EOFs).
+#[test]
+fn server_errors_to_caller_still_retries_a_failed_connection() {
+    let (c, t, clock) = setup(config());
+    let list = Request::get()
+        .namespace("ns")
+        .resource("pods")
+        .server_errors_to_caller();
+    t.push_error(Error::network("connection reset"));
+    t.push(pod("a"));
+    let r = start(async move { c.send_bytes(&list).await });
+    clock.advance(Duration::from_secs(5));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 2);
     assert!(r.borrow_mut().take().expect("done").is_ok());
 }
