@@ -968,6 +968,15 @@ pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
     Ok(span)
 }
 
+/// Whether `input` is the start of a JSON value cut short (it ends inside
+/// an object, an array or a string), not a value with an error in it.
+pub(crate) fn is_cut_short(input: &[u8]) -> bool {
+    match value_end(input, ws_end(input, 0), 0) {
+        Ok(_) => false,
+        Err(f) => f.at >= input.len() || f.what == "unterminated string",
+    }
+}
+
 /// Validate that `input` is exactly one JSON value (whitespace around it
 /// allowed).
 pub(crate) fn check_value(input: &[u8]) -> Result<(), Error> {

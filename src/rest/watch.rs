@@ -156,9 +156,16 @@ impl EventDecoder {
             return;
         }
         let events = &mut self.events;
-        let r = self.framer.finish(|line| {
-            events.push_back(Ok(decode_event(line)?));
-            Ok(())
+        let r = self.framer.finish(|line| match decode_event(line) {
+            Ok(ev) => {
+                events.push_back(Ok(ev));
+                Ok(())
+            }
+            // A body that ends inside its last event: the connection was cut,
+            // as client-go reads `io.ErrUnexpectedEOF`; the watch just ends
+            // (and is opened again from the last event's version).
+            Err(_) if super::scan::is_cut_short(line) => Ok(()),
+            Err(e) => Err(e),
         });
         if let Err(e) = r {
             self.fail(e);

@@ -243,3 +243,47 @@ fn dropping_the_stream_closes_the_body() {
     assert_eq!(t.open_bodies(), 0);
     assert!(tx.is_closed());
 }
+
+/// A body that ends inside its last event (the connection was cut) ends
+/// the stream as a close, as client-go reads `io.ErrUnexpectedEOF`; a last
+/// line that is complete but wrong is still an error.
+#[test]
+fn a_body_cut_inside_its_last_event_ends_like_a_close() {
+    let good = r#"{"type":"ADDED","object":{"metadata":{"name":"a"}}}"#;
+    let whole = r#"{"type":"MODIFIED","object":{"metadata":{"name":"b","labels":{"k":"v"}},"spec":{"n":[1,2.5]}}}"#;
+    // Every cut of the last event inside it (after its first byte).
+    for cut in 1..whole.len() {
+        let input = format!("{good}\n{}", &whole[..cut]);
+        let out = decode_chunks(&[input.as_bytes()]);
+        let cut_short = crate::rest::scan::is_cut_short(&whole.as_bytes()[..cut]);
+        if cut_short {
+            assert_eq!(out.len(), 1, "cut at {cut}: {out:?}");
+            assert!(out[0].is_ok());
+        } else {
+            // Cut inside a literal, a number or an escape: an error, as before.
+            assert_eq!(out.len(), 2, "cut at {cut}");
+            assert!(out[1].is_err());
+        }
+    }
+    // Most cuts are inside an object or a string.
+    let cut_short = (1..whole.len())
+        .filter(|&c| crate::rest::scan::is_cut_short(&whole.as_bytes()[..c]))
+        .count();
+    assert!(
+        cut_short > whole.len() * 9 / 10,
+        "{cut_short} of {}",
+        whole.len()
+    );
+    // The complete event without its newline is still an event.
+    let out = decode_chunks(&[format!("{good}\n{whole}").as_bytes()]);
+    assert_eq!(out.len(), 2);
+    assert!(out.iter().all(Result::is_ok));
+    // Complete but wrong: an error.
+    for bad in [
+        "this is not json",
+        r#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"x":[1,,2]}"#,
+    ] {
+        let out = decode_chunks(&[format!("{good}\n{bad}").as_bytes()]);
+        assert!(out.get(1).is_some_and(Result::is_err), "{bad}");
+    }
+}
