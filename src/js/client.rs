@@ -12,7 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
-use super::promise::future_to_promise;
+use super::promise::{future_to_promise, unless_stopped};
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
@@ -676,6 +676,7 @@ impl ResourceClient {
             stream: Rc::new(RefCell::new(None)),
             done: Rc::new(std::cell::Cell::new(false)),
             transport: Rc::new(std::cell::Cell::new(None)),
+            stop: crate::rt::Notify::new(),
         };
         Ok(async_iterable(iter.into()))
     }
@@ -713,6 +714,8 @@ pub struct WatchIterator {
     stream: Rc<RefCell<Option<WatchStream>>>,
     done: Rc<std::cell::Cell<bool>>,
     transport: Rc<std::cell::Cell<Option<&'static str>>>,
+    /// Notified by `return()`: a pending `next()` ends and drops its request.
+    stop: crate::rt::Notify,
 }
 
 fn iter_result(value: JsValue, done: bool) -> JsValue {
@@ -729,19 +732,23 @@ impl WatchIterator {
         unchecked_return_type = "Promise<IteratorResult<WatchEvent<KubeObject>, undefined>>"
     )]
     pub fn next(&self) -> Promise {
-        let (client, req, stream, done, transport) = (
+        let (client, req, stream, done, transport, stop) = (
             self.client.clone(),
             self.req.clone(),
             self.stream.clone(),
             self.done.clone(),
             self.transport.clone(),
+            self.stop.clone(),
         );
         future_to_promise(async move {
             if done.get() {
                 return Ok(iter_result(JsValue::UNDEFINED, true));
             }
             if stream.borrow().is_none() {
-                let s = client.watch(&req).await.map_err(|e| from_rest(&e))?;
+                let Some(opened) = unless_stopped(client.watch(&req), &stop).await else {
+                    return Ok(iter_result(JsValue::UNDEFINED, true));
+                };
+                let s = opened.map_err(|e| from_rest(&e))?;
                 transport.set(s.transport().map(|t| t.transport.as_str()));
                 if done.get() {
                     return Ok(iter_result(JsValue::UNDEFINED, true));
@@ -752,7 +759,11 @@ impl WatchIterator {
             let Some(mut s) = stream.borrow_mut().take() else {
                 return Ok(iter_result(JsValue::UNDEFINED, true));
             };
-            match s.next().await {
+            let Some(item) = unless_stopped(s.next(), &stop).await else {
+                // `return()` ran meanwhile: `s` goes, and its request with it.
+                return Ok(iter_result(JsValue::UNDEFINED, true));
+            };
+            match item {
                 None => {
                     done.set(true);
                     Ok(iter_result(JsValue::UNDEFINED, true))
@@ -795,8 +806,10 @@ impl WatchIterator {
     )]
     pub fn return_(&self) -> Promise {
         self.done.set(true);
-        // Dropping the stream aborts its fetch.
+        // Dropping the stream aborts its fetch; a pending `next()` drops the
+        // one it holds (or the request still opening).
         self.stream.borrow_mut().take();
+        self.stop.notify_waiters();
         Promise::resolve(&iter_result(JsValue::UNDEFINED, true))
     }
 }

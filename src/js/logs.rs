@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
-use super::promise::future_to_promise;
+use super::promise::{future_to_promise, unless_stopped};
 use crate::api::{pod_logs, LogLines, LogParams};
 use crate::rest::Client;
 
@@ -102,6 +102,7 @@ impl KubeClient {
             params: params(&opts)?,
             lines: Rc::default(),
             done: Rc::default(),
+            stop: crate::rt::Notify::new(),
         };
         Ok(line_stream(it.into()))
     }
@@ -116,6 +117,8 @@ pub struct LogStream {
     params: LogParams,
     lines: Rc<RefCell<Option<LogLines>>>,
     done: Rc<Cell<bool>>,
+    /// Notified by `return()`: a pending `next()` ends and drops its request.
+    stop: crate::rt::Notify,
 }
 
 fn result(value: JsValue, done: bool) -> JsValue {
@@ -130,7 +133,12 @@ impl LogStream {
     /// The next line (without its newline); `done` at the end of the log.
     #[wasm_bindgen(unchecked_return_type = "Promise<IteratorResult<string, undefined>>")]
     pub fn next(&self) -> Promise {
-        let (client, lines, done) = (self.client.clone(), self.lines.clone(), self.done.clone());
+        let (client, lines, done, stop) = (
+            self.client.clone(),
+            self.lines.clone(),
+            self.done.clone(),
+            self.stop.clone(),
+        );
         let (ns, pod, params) = (
             self.namespace.clone(),
             self.pod.clone(),
@@ -141,9 +149,12 @@ impl LogStream {
                 return Ok(result(JsValue::UNDEFINED, true));
             }
             if lines.borrow().is_none() {
-                let opened = pod_logs(&client, &ns, &pod, &params)
-                    .await
-                    .map_err(|e| from_rest(&e));
+                let Some(opened) =
+                    unless_stopped(pod_logs(&client, &ns, &pod, &params), &stop).await
+                else {
+                    return Ok(result(JsValue::UNDEFINED, true));
+                };
+                let opened = opened.map_err(|e| from_rest(&e));
                 let opened = match opened {
                     Ok(l) => l,
                     Err(e) => {
@@ -160,7 +171,11 @@ impl LogStream {
             let Some(mut l) = lines.borrow_mut().take() else {
                 return Ok(result(JsValue::UNDEFINED, true));
             };
-            match l.next().await {
+            let Some(item) = unless_stopped(l.next(), &stop).await else {
+                // `return()` ran meanwhile: `l` goes, and its request with it.
+                return Ok(result(JsValue::UNDEFINED, true));
+            };
+            match item {
                 None => {
                     done.set(true);
                     Ok(result(JsValue::UNDEFINED, true))
@@ -187,6 +202,7 @@ impl LogStream {
     pub fn return_(&self) -> Promise {
         self.done.set(true);
         self.lines.borrow_mut().take();
+        self.stop.notify_waiters();
         Promise::resolve(&result(JsValue::UNDEFINED, true))
     }
 }

@@ -127,6 +127,22 @@ test('watch is an async iterable and break aborts the request', async () => {
   assert.equal((await stats()).openWatches, 0);
 });
 
+test('return() while a next() waits ends that next() and closes the watch', async () => {
+  const stats = async () => (await (await fetch(`${server}/sim/stats`)).json()) as { openWatches: number };
+  const quiet = client.resource({ version: 'v1', resource: 'configmaps', namespace: `quiet-${Date.now()}` });
+  const { resourceVersion } = await quiet.list({});
+  const before = (await stats()).openWatches;
+  const it = quiet.watch({ resourceVersion });
+  const pending = it.next();
+  for (let i = 0; i < 50 && (await stats()).openWatches <= before; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await stats()).openWatches, before + 1, 'the watch is open and quiet');
+  await it.return!();
+  const settled = await Promise.race([pending, new Promise((r) => setTimeout(() => r('still pending after 5 s'), 5000))]);
+  assert.deepEqual(settled, { value: undefined, done: true });
+  for (let i = 0; i < 50 && (await stats()).openWatches > before; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await stats()).openWatches, before, 'its request was aborted');
+});
+
 test('a bad server URL is a KubeError, and the module keeps working', () => {
   assert.throws(() => new KubeClient({ server: 'not a url' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   assert.ok(new KubeClient({ server: 'http://127.0.0.1:1' }));
