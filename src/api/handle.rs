@@ -218,6 +218,9 @@ impl Api {
             .delete_params(params);
         let body = self.client.send_bytes(&req).await?;
         match Status::from_body(&body) {
+            // Any status but `Success` is an error, whatever the HTTP code
+            // (client-go's `Result.Into`).
+            Some(s) if s.status != "Success" => Err(Error::from_status(s)),
             Some(s) => Ok(Deleted::Status(s)),
             None => KubeObject::from_json_vec(body).map(Deleted::Object),
         }

@@ -563,6 +563,13 @@ fn delete_answers_the_object_or_the_status() {
         Deleted::Object(o) => assert_eq!(o.name(), "x"),
         other => panic!("{other:?}"),
     }
+    // A failure `Status` answered with 200 is its error, not "deleted".
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Invalid", "code": 422}),
+    ));
+    let e = block_on(cms.delete("x", &del)).unwrap_err();
+    assert_eq!((e.code(), e.reason()), (Some(422), Some("Invalid")));
 }
 
 #[test]

@@ -61,7 +61,8 @@ export interface ClientOptions {
    * How long a request may wait for its response to begin, and then for each
    * next part of its body, in ms (default 60,000): a list that keeps arriving
    * is never cut off, one that stalls for this long fails with `Timeout`.
-   * Watches have their own idle limit.
+   * Watches have their own idle limit; a log's body has none (as client-go's
+   * `Stream`): `return()` ends it.
    */
   timeoutMs?: number;
   /** Client-side rate limit (default 20 requests/s, burst 50; watches are exempt). */
