@@ -336,12 +336,21 @@ impl Discovery {
                 .send_bytes(&Request::get().path("/apis"))
                 .await?,
         )?;
+        // One group version that fails (an aggregated API whose server is
+        // down, such as metrics) leaves the others usable, as client-go's
+        // `ServerGroupsAndResources` returns partial results; a 5xx is not
+        // retried here, or each call would wait out the client's retries.
         for (gv, preferred) in groups {
-            let body = self
-                .client
-                .send_bytes(&Request::get().path(format!("/apis/{gv}")))
-                .await?;
-            out.extend(parse_resource_list(&body, preferred)?);
+            let req = Request::get()
+                .path(format!("/apis/{gv}"))
+                .server_errors_to_caller();
+            match self.client.send_bytes(&req).await {
+                Ok(body) => match parse_resource_list(&body, preferred) {
+                    Ok(list) => out.extend(list),
+                    Err(_) => continue,
+                },
+                Err(_) => continue,
+            }
         }
         Ok(out)
     }

@@ -129,6 +129,40 @@ fn discovery_documents_read_in_any_member_order_with_nulls_as_empty() {
 }
 
 #[test]
+fn a_legacy_group_version_that_fails_leaves_the_others() {
+    // metrics.k8s.io's server is down: apps/v1 is still found, at once.
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let c = client(&t, &clock);
+    t.push(FakeResponse::status(406, "NotAcceptable", "no"));
+    t.push(FakeResponse::json(
+        200,
+        &json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": []}),
+    ));
+    t.push(FakeResponse::json(200, &json!({"kind": "APIGroupList", "groups": [
+        {"name": "metrics.k8s.io", "versions": [{"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}],
+         "preferredVersion": {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}},
+        {"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
+         "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}}
+    ]})));
+    t.push(FakeResponse::status(
+        503,
+        "ServiceUnavailable",
+        "the metrics server is down",
+    ));
+    t.push(FakeResponse::json(200, &json!({"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
+        {"name": "deployments", "namespaced": true, "kind": "Deployment", "verbs": ["list", "watch"]}
+    ]})));
+    let d = Discovery::new(c);
+    let rs = block_on(d.resources()).expect("partial results");
+    assert_eq!(
+        rs.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>(),
+        vec!["Deployment"]
+    );
+    assert_eq!(t.request_count(), 5, "the 503 was not retried");
+}
+
+#[test]
 fn discovery_falls_back_to_legacy_and_caches_with_ttl() {
     let t = FakeTransport::new();
     let clock = FakeClock::new();
