@@ -242,6 +242,9 @@ pub struct Discovery {
     ttl: Duration,
     cache: Rc<RefCell<Option<Cache>>>,
     in_flight: Rc<RefCell<Option<Refresh>>>,
+    /// Bumped by `invalidate`: a refresh started before it neither serves
+    /// later callers nor fills the cache.
+    generation: Rc<std::cell::Cell<u64>>,
 }
 
 impl Discovery {
@@ -252,6 +255,7 @@ impl Discovery {
             ttl: Duration::from_secs(300),
             cache: Rc::default(),
             in_flight: Rc::default(),
+            generation: Rc::default(),
         }
     }
 
@@ -262,9 +266,12 @@ impl Discovery {
         self
     }
 
-    /// Forget the cached result (after installing a CRD, say).
+    /// Forget the cached result (after installing a CRD, say); a discovery
+    /// under way is not joined by later callers, who start a fresh one.
     pub fn invalidate(&self) {
         self.cache.borrow_mut().take();
+        self.in_flight.borrow_mut().take();
+        self.generation.set(self.generation.get() + 1);
     }
 
     /// Every resource the server offers (from the cache while fresh).
@@ -280,14 +287,20 @@ impl Discovery {
             Some(r) => r,
             None => {
                 let me = self.clone();
+                let generation = self.generation.get();
                 let r = async move {
                     let result = me.fetch().await;
-                    me.in_flight.borrow_mut().take();
+                    let current = me.generation.get() == generation;
+                    if current {
+                        me.in_flight.borrow_mut().take();
+                    }
                     let resources = Rc::new(result?);
-                    *me.cache.borrow_mut() = Some(Cache {
-                        fetched_at: now,
-                        resources: resources.clone(),
-                    });
+                    if current {
+                        *me.cache.borrow_mut() = Some(Cache {
+                            fetched_at: now,
+                            resources: resources.clone(),
+                        });
+                    }
                     Ok(resources)
                 }
                 .boxed_local()

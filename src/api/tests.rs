@@ -129,6 +129,61 @@ fn discovery_documents_read_in_any_member_order_with_nulls_as_empty() {
 }
 
 #[test]
+fn invalidate_during_a_discovery_starts_a_fresh_one_and_the_old_one_fills_no_cache() {
+    let t = FakeTransport::new();
+    let clock = FakeClock::new();
+    let c = client(&t, &clock);
+    let core = |kind: &str| {
+        FakeResponse::json(
+            200,
+            &json!({"kind": "APIGroupDiscoveryList", "items": [{"metadata": {"name": ""}, "versions": [{"version": "v1", "resources": [{"resource": "things", "responseKind": {"kind": kind}, "scope": "Namespaced"}]}]}]}),
+        )
+    };
+    let no_groups =
+        || FakeResponse::json(200, &json!({"kind": "APIGroupDiscoveryList", "items": []}));
+    let d = Discovery::new(c);
+    let kinds = |r: &Rc<Vec<ApiResource>>| r.iter().map(|r| r.kind.clone()).collect::<Vec<_>>();
+    let old = t.push_pending();
+    let first: Rc<RefCell<Option<Vec<String>>>> = Rc::default();
+    let (f, d1) = (first.clone(), d.clone());
+    crate::rt::spawn_local(async move {
+        *f.borrow_mut() = d1.resources().await.ok().map(|r| kinds(&r));
+    });
+    crate::rt::run_until_stalled();
+    assert_eq!(t.request_count(), 1);
+    // A CRD was installed meanwhile.
+    d.invalidate();
+    t.push(core("New"));
+    t.push(no_groups());
+    let second: Rc<RefCell<Option<Vec<String>>>> = Rc::default();
+    let (s2, d2) = (second.clone(), d.clone());
+    crate::rt::spawn_local(async move {
+        *s2.borrow_mut() = d2.resources().await.ok().map(|r| kinds(&r));
+    });
+    crate::rt::run_until_stalled();
+    assert_eq!(
+        second.borrow().clone(),
+        Some(vec!["New".to_owned()]),
+        "not the old one joined"
+    );
+    assert_eq!(t.request_count(), 3, "a fresh discovery");
+    t.push(no_groups());
+    old.respond(core("Old"));
+    crate::rt::run_until_stalled();
+    assert_eq!(
+        first.borrow().clone(),
+        Some(vec!["Old".to_owned()]),
+        "its own caller gets it"
+    );
+    assert_eq!(
+        kinds(&block_on(d.resources()).unwrap()),
+        vec!["New"],
+        "the cache kept the fresh one"
+    );
+    assert_eq!(t.request_count(), 4);
+}
+
+#[test]
 fn a_legacy_group_version_that_fails_leaves_the_others() {
     // metrics.k8s.io's server is down: apps/v1 is still found, at once.
     let t = FakeTransport::new();
