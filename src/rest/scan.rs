@@ -969,11 +969,62 @@ pub(crate) fn parse_object(input: &[u8]) -> Result<ObjectSpan<'_>, Error> {
 }
 
 /// Whether `input` is the start of a JSON value cut short (it ends inside
-/// an object, an array or a string), not a value with an error in it.
+/// an object, an array, a string, a number, a literal, an escape or a UTF-8
+/// sequence), not a value with an error in it.
 pub(crate) fn is_cut_short(input: &[u8]) -> bool {
     match value_end(input, ws_end(input, 0), 0) {
         Ok(_) => false,
-        Err(f) => f.at >= input.len() || f.what == "unterminated string",
+        Err(f) if f.at >= input.len() || f.what == "unterminated string" => true,
+        Err(f) => token_cut_short(input.get(f.at..).unwrap_or_default(), f.what),
+    }
+}
+
+/// Whether `tail`, where the scan failed with `what`, is the start of the
+/// token the scan expected there rather than a wrong token: a literal, the
+/// rest of an escape after its backslash, or a UTF-8 sequence.
+fn token_cut_short(tail: &[u8], what: &str) -> bool {
+    let hex = |c: &u8| c.is_ascii_hexdigit();
+    match what {
+        "expected a value" => [&b"true"[..], b"false", b"null"]
+            .iter()
+            .any(|lit| tail.len() < lit.len() && lit.starts_with(tail)),
+        "invalid \\u escape" => tail.len() < 5 && tail.iter().skip(1).all(hex),
+        // A high surrogate whose low half was cut: `u` and four hex digits,
+        // then part of `\uDC00`..`\uDFFF`.
+        "lone high surrogate in a \\u escape" => {
+            let low = tail.get(5..).unwrap_or_default();
+            low.len() < 6
+                && low.first().is_none_or(|&c| c == b'\\')
+                && low.get(1).is_none_or(|&c| c == b'u')
+                && low.get(2).is_none_or(|c| c.eq_ignore_ascii_case(&b'd'))
+                && low
+                    .get(3)
+                    .is_none_or(|&c| matches!(c, b'c'..=b'f' | b'C'..=b'F'))
+                && low.iter().skip(4).all(hex)
+        }
+        "invalid UTF-8" => {
+            let (Some(&lead), rest) = (tail.first(), tail.get(1..).unwrap_or_default()) else {
+                return false;
+            };
+            let need = match lead {
+                0xC2..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF4 => 4,
+                _ => 0,
+            };
+            // Shorter than its lead byte says, and what is there is right.
+            let second = match lead {
+                0xE0 => 0xA0..=0xBF,
+                0xED => 0x80..=0x9F,
+                0xF0 => 0x90..=0xBF,
+                0xF4 => 0x80..=0x8F,
+                _ => 0x80..=0xBF,
+            };
+            tail.len() < need
+                && rest.first().is_none_or(|c| second.contains(c))
+                && rest.iter().skip(1).all(|c| (0x80..=0xBF).contains(c))
+        }
+        _ => false,
     }
 }
 

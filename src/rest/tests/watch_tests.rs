@@ -245,35 +245,46 @@ fn dropping_the_stream_closes_the_body() {
 }
 
 /// A body that ends inside its last event (the connection was cut) ends
-/// the stream as a close, as client-go reads `io.ErrUnexpectedEOF`; a last
-/// line that is complete but wrong is still an error.
+/// the stream as a close, as client-go reads `io.ErrUnexpectedEOF`, wherever
+/// the cut falls (in a number, a literal, an escape or a UTF-8 sequence too);
+/// a last line that is complete but wrong is still an error.
 #[test]
 fn a_body_cut_inside_its_last_event_ends_like_a_close() {
     let good = r#"{"type":"ADDED","object":{"metadata":{"name":"a"}}}"#;
-    let whole = r#"{"type":"MODIFIED","object":{"metadata":{"name":"b","labels":{"k":"v"}},"spec":{"n":[1,2.5]}}}"#;
+    let whole = r#"{"type":"MODIFIED","object":{"metadata":{"name":"b","labels":{"k":"v"}},"spec":{"n":[1,-2.5e3,true,false,null],"s":"\u00e9\ud83d\ude00\n é😀"}}}"#;
     // Every cut of the last event inside it (after its first byte).
     for cut in 1..whole.len() {
-        let input = format!("{good}\n{}", &whole[..cut]);
-        let out = decode_chunks(&[input.as_bytes()]);
-        let cut_short = crate::rest::scan::is_cut_short(&whole.as_bytes()[..cut]);
-        if cut_short {
-            assert_eq!(out.len(), 1, "cut at {cut}: {out:?}");
-            assert!(out[0].is_ok());
-        } else {
-            // Cut inside a literal, a number or an escape: an error, as before.
-            assert_eq!(out.len(), 2, "cut at {cut}");
-            assert!(out[1].is_err());
-        }
+        let input = [good.as_bytes(), b"\n", &whole.as_bytes()[..cut]].concat();
+        let out = decode_chunks(&[&input]);
+        assert!(
+            crate::rest::scan::is_cut_short(&whole.as_bytes()[..cut]),
+            "cut at {cut}"
+        );
+        assert_eq!(out.len(), 1, "cut at {cut}: {out:?}");
+        assert!(out[0].is_ok());
     }
-    // Most cuts are inside an object or a string.
-    let cut_short = (1..whole.len())
-        .filter(|&c| crate::rest::scan::is_cut_short(&whole.as_bytes()[..c]))
-        .count();
-    assert!(
-        cut_short > whole.len() * 9 / 10,
-        "{cut_short} of {}",
-        whole.len()
-    );
+    // A last line that ends in a wrong token, not a cut one: an error.
+    for bad in [
+        r#"{"type":"ADDED","object":{"x":tx"#,
+        r#"{"type":"ADDED","object":{"x":nul "#,
+        r#"{"type":"ADDED","object":{"x":"\q"#,
+        r#"{"type":"ADDED","object":{"x":"\u12g"#,
+        r#"{"type":"ADDED","object":{"x":"\ud83d\u0041"#,
+        r#"{"type":"ADDED","object":{"x":"\ud83d\ux"#,
+        r#"{"type":"ADDED","object":{"x":1e999"#,
+    ]
+    .iter()
+    .map(|b| b.as_bytes().to_vec())
+    .chain([
+        b"{\"x\":\"\xC0".to_vec(),
+        b"{\"x\":\"\xE0\x80".to_vec(),
+        b"{\"x\":\"\xE2\x28".to_vec(),
+    ]) {
+        assert!(!crate::rest::scan::is_cut_short(&bad), "{bad:?}");
+        let input = [good.as_bytes(), b"\n", &bad].concat();
+        let out = decode_chunks(&[&input]);
+        assert!(out.get(1).is_some_and(Result::is_err), "{bad:?}");
+    }
     // The complete event without its newline is still an event.
     let out = decode_chunks(&[format!("{good}\n{whole}").as_bytes()]);
     assert_eq!(out.len(), 2);
