@@ -177,6 +177,7 @@ export function nodeTransport(options = {}) {
     ...(t.serverName ? { servername: t.serverName } : {}),
   });
   return {
+    name: 'node',
     request(req) {
       return new Promise((resolve, reject) => {
         const { signal } = req;

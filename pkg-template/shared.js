@@ -170,6 +170,7 @@ class Link {
   /** A `Transport` for the tab's client. */
   transport() {
     return {
+      name: 'worker',
       request: (req) => new Promise((resolve, reject) => {
         if (req.signal.aborted) {
           reject(abortError());

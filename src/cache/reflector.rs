@@ -571,7 +571,7 @@ impl Reflector {
             ),
             _ => "WebSocket failed on this origin recently: this watch uses fetch and may wait for a free connection".to_owned(),
         });
-        let transport = Some(t.transport.as_str().to_owned());
+        let transport = Some(t.carrier().to_owned());
         let reason = Some(t.reason.as_str().to_owned());
         let changed = self
             .status

@@ -650,7 +650,7 @@ impl ResourceClient {
     /// (or calling `return()`) aborts the request; `transport` tells what
     /// carries it once the first event was asked for.
     #[wasm_bindgen(
-        unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>> & { readonly transport: 'fetch' | 'websocket' | undefined }"
+        unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>> & { readonly transport: WatchCarrier | undefined }"
     )]
     pub fn watch(
         &self,
@@ -676,7 +676,7 @@ impl ResourceClient {
             req: Rc::new(req),
             stream: Rc::new(RefCell::new(None)),
             done: Rc::new(std::cell::Cell::new(false)),
-            transport: Rc::new(std::cell::Cell::new(None)),
+            transport: Rc::new(RefCell::new(None)),
             stop: crate::rt::Notify::new(),
         };
         Ok(async_iterable(iter.into()))
@@ -714,7 +714,7 @@ pub struct WatchIterator {
     req: Rc<Request>,
     stream: Rc<RefCell<Option<WatchStream>>>,
     done: Rc<std::cell::Cell<bool>>,
-    transport: Rc<std::cell::Cell<Option<&'static str>>>,
+    transport: Rc<RefCell<Option<String>>>,
     /// Notified by `return()`: a pending `next()` ends and drops its request.
     stop: crate::rt::Notify,
 }
@@ -750,7 +750,7 @@ impl WatchIterator {
                     return Ok(iter_result(JsValue::UNDEFINED, true));
                 };
                 let s = opened.map_err(|e| from_rest(&e))?;
-                transport.set(s.transport().map(|t| t.transport.as_str()));
+                *transport.borrow_mut() = s.transport().map(|t| t.carrier().to_owned());
                 if done.get() {
                     return Ok(iter_result(JsValue::UNDEFINED, true));
                 }
@@ -791,12 +791,13 @@ impl WatchIterator {
         })
     }
 
-    /// What carries the watch once the first `next()` opened it: `'fetch'`
-    /// or `'websocket'` (see `ClientOptions.watchTransport`).
-    #[wasm_bindgen(getter, unchecked_return_type = "'fetch' | 'websocket' | undefined")]
+    /// What carries the watch once the first `next()` opened it (see
+    /// `WatchCarrier` and `ClientOptions.watchTransport`).
+    #[wasm_bindgen(getter, unchecked_return_type = "WatchCarrier | undefined")]
     pub fn transport(&self) -> JsValue {
         self.transport
-            .get()
+            .borrow()
+            .as_deref()
             .map_or(JsValue::UNDEFINED, JsValue::from_str)
     }
 

@@ -170,8 +170,8 @@ export interface InformerStatus {
   lastError?: { message: string; code: number; reason: string; key?: string; at: number };
   /** Objects the cache could not apply (each reported to `error` listeners). */
   skipped: number;
-  /** What carries the watch: `fetch`, or `websocket` once a page's fetch watches on an HTTP/1.1 origin reached the budget (see the client's `watchTransport`). */
-  transport?: 'fetch' | 'websocket';
+  /** What carries the watch (see `WatchCarrier`). */
+  transport?: WatchCarrier;
   /** Why that transport: `within-budget`, `over-budget`, `configured`, `not-limited`, `multiplexed`, `websocket-failed`, ... */
   transportReason?: string;
   /** Set when the per-origin connection budget decided the transport. */

@@ -65,7 +65,17 @@ export interface TransportResponse {
 export interface Transport {
   /** Send one request; resolve once the response headers are in. */
   request(req: TransportRequest): Promise<TransportResponse>;
+  /** What an informer's `status.transport` calls the watches this transport carries (at most 64 characters; default `custom`). */
+  readonly name?: string;
 }
+
+/**
+ * What carries a watch: `fetch`; `websocket` once a page's fetch watches on an HTTP/1.1 origin reached the budget
+ * (see the client's `watchTransport`); `node` for the Node entry's `node:http`/`node:https` transport; `worker` when
+ * a tab's informers are served by the worker of `kubewasm/shared` (its `host` says which); or the `name` of a
+ * transport passed as the client's `transport` (`custom` when it has none).
+ */
+export type WatchCarrier = 'fetch' | 'websocket' | 'node' | 'worker' | 'custom' | (string & {});
 "#;
 
 /// The transport named by the `transport` option (absent: `fetch`).

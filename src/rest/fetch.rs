@@ -238,6 +238,10 @@ impl Transport for FetchTransport {
         super::websocket::open(req)
     }
 
+    fn name(&self) -> String {
+        "fetch".to_owned()
+    }
+
     // A supplied `fetch` carries every request (its auth, tracing, routing);
     // a WebSocket would go around it.
     fn supports_websocket(&self) -> bool {

@@ -206,4 +206,12 @@ impl Transport for JsTransport {
     fn send(&self, req: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, Error>> {
         Box::pin(send(self.target.clone(), self.request.clone(), req))
     }
+
+    // The object's own `name` (the Node entry's is `node`).
+    fn name(&self) -> String {
+        get(&self.target, "name")
+            .as_string()
+            .filter(|n| !n.is_empty() && n.len() <= 64)
+            .unwrap_or_else(|| "custom".to_owned())
+    }
 }

@@ -109,6 +109,11 @@ pub trait Transport {
         })
     }
 
+    /// What the status of a watch this transport carries calls it.
+    fn name(&self) -> String {
+        "custom".to_owned()
+    }
+
     /// Whether [`open_websocket`](Self::open_websocket) can work here.
     fn supports_websocket(&self) -> bool {
         false

@@ -195,9 +195,21 @@ pub struct TransportChoice {
     pub fetch_watches: usize,
     /// The budget in force.
     pub budget: usize,
+    /// The client's transport's [name](super::Transport::name), which
+    /// carries the watch when it is not a WebSocket.
+    pub http_name: String,
 }
 
 impl TransportChoice {
+    /// What carries the watch, as a status shows it: `websocket`, or the
+    /// client's transport (`fetch`, `node`, `worker`, …).
+    pub fn carrier(&self) -> &str {
+        match self.transport {
+            WatchTransport::WebSocket => "websocket",
+            WatchTransport::Fetch => &self.http_name,
+        }
+    }
+
     /// Whether the per-origin budget decided, which a status display should
     /// point out: the watch went over WebSocket because fetch connections
     /// ran out, or over fetch beyond the budget because WebSocket failed.
@@ -400,6 +412,7 @@ fn choose(client: &Client, req: &Request, origin: &str) -> TransportChoice {
         origin: origin.to_string(),
         fetch_watches,
         budget: cfg.fetch_watches_per_origin,
+        http_name: transport.name(),
     };
     use TransportReason as R;
     use WatchTransport::{Fetch, WebSocket};

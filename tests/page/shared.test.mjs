@@ -80,6 +80,7 @@ test('two tabs with the same ten informers open one set of watches; closing one 
   // The second tab's informers are live (watching the worker) and added no watch upstream.
   await until(async () => (await b.page.evaluate(() => window.__kw.infs.every((i) => i.status.phase === 'watching'))), 10_000, 'tab b watching');
   assert.equal(await openWatches(), SCOPES.length);
+  assert.deepEqual(await b.page.evaluate(() => [...new Set(window.__kw.infs.map((i) => i.status.transport))]), ['worker'], 'the worker carries the watches');
 
   // Every scope of both tabs equals the server, before and after churn.
   for (const [i, sc] of SCOPES.entries()) {

@@ -121,6 +121,30 @@ test("transport: 'fetch' still works in Node, and a custom transport sees every 
   inner.close();
 });
 
+test("an informer's status names what carries its watch: node, fetch, a custom transport's name, or custom", async () => {
+  await control('/sim/seed', { namespaces: 3, pods: 30, seed: 1 });
+  const inner = nodeTransport();
+  const relay: Transport = { request: (req) => inner.request(req) };
+  const named: Transport = { name: 'relay', request: (req) => inner.request(req) };
+  const carriers: unknown[] = [];
+  for (const opts of [{}, { transport: 'fetch' as const }, { transport: relay }, { transport: named }]) {
+    const factory = new InformerFactory(new KubeClient({ server: sim, token, ...opts }));
+    const inf = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await inf.waitForSync();
+    await until(() => inf.status.transport !== undefined);
+    carriers.push([inf.status.transport, inf.status.transportReason]);
+    factory.shutdown();
+  }
+  inner.close();
+  assert.deepEqual(carriers, [
+    ['node', 'not-limited'],
+    ['fetch', 'not-limited'],
+    ['custom', 'not-limited'],
+    ['relay', 'not-limited'],
+  ]);
+});
+
 /** A server whose watch streams events as fast as the client takes them, counting the bytes the socket accepted. */
 async function endlessWatch(opts: { dropAfter?: number } = {}) {
   const state = { written: 0, events: 0, open: 0, closed: 0 };
