@@ -111,7 +111,7 @@ fn agg_resource(r: &mut Reader<'_>, preferred: bool) -> Result<ApiResource, Erro
     })?;
     res.namespaced = scope == "Namespaced";
     if res.singular.is_empty() {
-        res.singular = res.plural.trim_end_matches('s').to_owned();
+        res.singular = res.kind.to_ascii_lowercase();
     }
     Ok(res)
 }
@@ -164,8 +164,10 @@ pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<Ap
             group: group.clone(),
             version: version.clone(),
             plural: r.name.clone(),
+            // Without a singular name, the kind in lower case (client-go's
+            // discovery REST mapper).
             singular: if r.singular_name.is_empty() {
-                r.name.trim_end_matches('s').to_owned()
+                r.kind.to_ascii_lowercase()
             } else {
                 r.singular_name.clone()
             },

@@ -35,19 +35,33 @@ impl RestMapper {
     }
 
     /// Resolve what a user typed: a plural, singular, short name or kind
-    /// (case-insensitive), optionally qualified with `.group` (`deployments.apps`).
+    /// (case-insensitive), optionally qualified with `.group`
+    /// (`deployments.apps`) or `.version.group` (`deployments.v1.apps`), read
+    /// as kubectl reads it: with two dots or more, as `.version.group` first,
+    /// then the whole rest as the group (`widgets.example.com`).
     pub fn find(&self, name: &str) -> Option<&ApiResource> {
         let lower = name.to_ascii_lowercase();
-        let (base, group) = match lower.split_once('.') {
-            Some((b, g)) => (b.to_owned(), Some(g.to_owned())),
-            None => (lower.clone(), None),
+        let Some((base, rest)) = lower.split_once('.') else {
+            return self.matching(&lower, None, None);
         };
+        rest.split_once('.')
+            .and_then(|(version, group)| self.matching(base, Some(version), Some(group)))
+            .or_else(|| self.matching(base, None, Some(rest)))
+    }
+
+    fn matching(
+        &self,
+        base: &str,
+        version: Option<&str>,
+        group: Option<&str>,
+    ) -> Option<&ApiResource> {
         self.resources.iter().find(|r| {
-            group.as_deref().is_none_or(|g| g == r.group)
+            group.is_none_or(|g| g == r.group)
+                && version.is_none_or(|v| v == r.version)
                 && (r.plural == base
                     || r.singular == base
-                    || r.kind.eq_ignore_ascii_case(&base)
-                    || r.short_names.contains(&base))
+                    || r.kind.eq_ignore_ascii_case(base)
+                    || r.short_names.iter().any(|s| s == base))
         })
     }
 }

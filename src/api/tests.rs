@@ -45,6 +45,49 @@ fn builtin_table_and_mapper() {
     assert_eq!(builtin_resources().len(), 18);
 }
 
+/// Names as kubectl resolves them: `resource.group` (a group with dots too),
+/// `resource.version.group`, and singulars from the kind when discovery
+/// names none (`glasses` is `glass`, not `glasse`).
+#[test]
+fn mapper_resolves_qualified_names_and_singulars_from_kinds() {
+    let legacy = br#"{"kind":"APIResourceList","groupVersion":"optics.example.com/v1","resources":[
+        {"name":"glasses","namespaced":true,"kind":"Glass","verbs":["list"]}]}"#;
+    let v2 = br#"{"kind":"APIResourceList","groupVersion":"optics.example.com/v2","resources":[
+        {"name":"glasses","namespaced":true,"kind":"Glass","verbs":["list"]}]}"#;
+    let mut rs = parse_resource_list(v2, true).unwrap();
+    rs.extend(parse_resource_list(legacy, false).unwrap());
+    rs.extend(builtin_resources());
+    assert_eq!(rs[0].singular, "glass");
+    let m = RestMapper::new(rs);
+    let found = |name: &str| m.find(name).map(|r| r.api_version());
+    assert_eq!(found("glass").as_deref(), Some("optics.example.com/v2"));
+    assert_eq!(
+        found("glasses.optics.example.com").as_deref(),
+        Some("optics.example.com/v2")
+    );
+    assert_eq!(
+        found("glasses.v1.optics.example.com").as_deref(),
+        Some("optics.example.com/v1")
+    );
+    assert_eq!(
+        found("Glass.V1.Optics.Example.Com").as_deref(),
+        Some("optics.example.com/v1")
+    );
+    assert_eq!(found("glasses.v3.optics.example.com"), None);
+    assert_eq!(found("deployments.v1.apps").as_deref(), Some("apps/v1"));
+    assert_eq!(found("deploy.v1.apps").as_deref(), Some("apps/v1"));
+    assert_eq!(found("deployments.v1beta1.apps"), None);
+    assert_eq!(
+        found("ingresses.networking.k8s.io").as_deref(),
+        Some("networking.k8s.io/v1")
+    );
+    assert_eq!(
+        found("ingresses.v1.networking.k8s.io").as_deref(),
+        Some("networking.k8s.io/v1")
+    );
+    assert_eq!(found("pods.v1"), None);
+}
+
 #[test]
 fn parses_aggregated_and_legacy_discovery() {
     let agg = json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "items": [

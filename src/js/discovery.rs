@@ -48,9 +48,9 @@ impl KubeClient {
     }
 
     /// Resolve what a user typed, as kubectl does: a plural, singular, short
-    /// name or kind, case-insensitive, optionally `.group`-qualified
-    /// (`deploy`, `Deployment`, `deployments.apps`); the preferred version
-    /// wins. Rejects with a `KubeError` (404, `NotFound`) when nothing matches.
+    /// name or kind, case-insensitive, optionally qualified by `.group` or
+    /// `.version.group` (`deploy`, `Deployment`, `deployments.apps`,
+    /// `deployments.v1.apps`); the preferred version wins. Rejects with a `KubeError` (404, `NotFound`) when nothing matches.
     #[wasm_bindgen(js_name = resourceFor, unchecked_return_type = "Promise<ApiResourceInfo>")]
     pub fn resource_for(
         &self,
