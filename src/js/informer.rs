@@ -214,6 +214,11 @@ export interface ListFilter {
    * does: an empty object matches everything, `null` matches nothing.
    */
   labelSelector?: string | LabelSelectorObject | null;
+  /**
+   * `path=value` / `path!=value` requirements, comma-separated, over any dotted path of the cached object
+   * (`status.phase=Running`); a field the object lacks reads as the empty string. Evaluated here, not by
+   * the server, so it takes paths a server's field selector would refuse.
+   */
   fieldSelector?: string;
 }
 
