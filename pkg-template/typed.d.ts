@@ -13,6 +13,7 @@ import type {
   Diff,
   EventHandlers,
   EventRegistration,
+  IndexFunc,
   InformerFactoryOptions,
   InformerOptions,
   InformerStatus,
@@ -194,7 +195,7 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   /** A lister over the cache. */
   lister(): Lister<T>;
   /** Add an index: `f(obj)` returns the values the object is listed under. */
-  addIndexer(name: string, f: (obj: T) => string[]): void;
+  addIndexer(name: string, f: IndexFunc<T>): void;
   /**
    * Resolves `true` once the initial list is cached and every handler
    * registered before the call has received it, or `false` once the informer
@@ -223,6 +224,8 @@ export declare class Lister<T extends KubeObject = KubeObject> {
   get(name: string, namespace: string | null | undefined): T | undefined;
   /** Objects listed under `value` in the index `indexName` (`namespace` is built in). */
   byIndex(indexName: string, value: string): T[];
+  /** The values `indexName` lists at least one object under (client-go's `ListIndexFuncValues`). */
+  indexValues(indexName: string): string[];
 }
 
 /** A filtered live view (see `Informer.scoped`). */

@@ -38,6 +38,13 @@ use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
 #[wasm_bindgen(typescript_custom_section)]
 const INFORMER_TS: &'static str = r#"
 /** What an informer caches: `resource` is the plural name (`pods`, `widgets`), or give a built-in `kind` instead. */
+/**
+ * An index function: the values an object is listed under. `undefined`, `null` or `[]` leave the object out of
+ * the index (it stays cached); a string is one value. One that throws or returns anything else skips the object,
+ * reported to `error` listeners.
+ */
+export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => readonly string[] | string | null | undefined;
+
 export interface InformerOptions<T extends KubeObject = KubeObject> {
   group?: string;
   version: string;
@@ -65,7 +72,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Applied to each object before it is cached; must return a JSON-serializable object. */
   transform?: (obj: T) => T;
   /** Extra indexes: name → values an object is listed under. Asking again for the scope adds new names; the same name must be the same function. */
-  indexers?: Record<string, (obj: T) => string[]>;
+  indexers?: Record<string, IndexFunc<T>>;
   /**
    * The most notifications a handler may have waiting (default 1024; 0 = no
    * bound). While a handler is over it, the informer stops reading the watch
@@ -953,14 +960,23 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
 }
 
 /// A JS function as an index function (exceptions become index errors).
+/// `undefined` or `null` means "not indexed" (client-go's nil) and one
+/// string is one value, so `o => o.spec.nodeName` works as users write it.
 fn js_index_func(f: Function) -> IndexFunc {
     Rc::new(move |o: &KubeObject| {
         let v = f
             .call1(&JsValue::NULL, &to_js(o))
             .map_err(|e| format!("index function threw: {}", options::thrown_text(&e)))?;
-        let arr: Array = v
-            .dyn_into()
-            .map_err(|_| "index function must return an array of strings".to_string())?;
+        if v.is_undefined() || v.is_null() {
+            return Ok(Vec::new());
+        }
+        if let Some(s) = v.as_string() {
+            return Ok(vec![s]);
+        }
+        let arr: Array = v.dyn_into().map_err(|_| {
+            "index function must return an array of strings, a string, undefined or null"
+                .to_string()
+        })?;
         arr.iter()
             .map(|x| {
                 x.as_string()
@@ -1560,7 +1576,7 @@ impl Informer {
     pub fn add_indexer(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "(obj: KubeObject) => string[]")] f: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "IndexFunc")] f: JsValue,
     ) -> Result<(), JsValue> {
         let name = options::string_arg(&name, "name")?;
         if name.is_empty() {
@@ -1777,6 +1793,26 @@ impl Lister {
             .by_index(&index_name, &value)
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         Ok(objs.iter().map(to_js).collect())
+    }
+
+    /// The values the index `indexName` lists at least one object under
+    /// (client-go's `ListIndexFuncValues`), in no particular order.
+    #[wasm_bindgen(js_name = indexValues, unchecked_return_type = "string[]")]
+    pub fn index_values(
+        &self,
+        #[wasm_bindgen(js_name = indexName, unchecked_param_type = "string")] index_name: JsValue,
+    ) -> Result<Array, JsValue> {
+        let index_name = options::string_arg(&index_name, "indexName")?;
+        let store = self.lister.store();
+        // An unknown index is an error, as for `byIndex`.
+        store
+            .index_keys(&index_name, "")
+            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        Ok(store
+            .list_index_func_values(&index_name)
+            .iter()
+            .map(|v| JsValue::from_str(v))
+            .collect())
     }
 }
 

@@ -397,3 +397,48 @@ test('waitForSync resolves true once synced, and false when the informers stop f
   assert.equal(await fromFactory, false);
   assert.equal(await fromInformer, false);
 });
+
+test('an index function may return undefined, null or one string; indexValues lists what an index holds', async () => {
+  await sim('/sim/seed', { namespaces: 3, pods: 60, seed: 5 });
+  const factory = new InformerFactory(client);
+  const pods = factory.informer({
+    version: 'v1',
+    resource: 'pods',
+    indexers: {
+      // Only pods labelled app=web are indexed; the others stay cached.
+      web: (o) => (o.metadata.labels?.['app'] === 'web' ? o.metadata.name : undefined),
+      tier: (o) => o.metadata.labels?.['tier'] ?? null,
+      ns: (o) => [o.metadata.namespace ?? ''],
+    },
+  });
+  const errors: unknown[] = [];
+  pods.on('error', (e) => errors.push(e));
+  factory.start();
+  await pods.waitForSync();
+  const all = pods.getSnapshot();
+  const state = Object.keys(await simState('pods'));
+  assert.equal(all.length, state.length, 'every pod cached');
+  assert.equal(pods.status.skipped, 0);
+  assert.deepEqual(errors, []);
+  const lister = pods.lister();
+  const web = all.filter((p) => p.metadata.labels?.['app'] === 'web');
+  assert.ok(web.length > 0 && web.length < all.length);
+  assert.deepEqual(lister.indexValues('web').sort(), web.map((p) => p.metadata.name).sort());
+  const first = web[0]!;
+  assert.deepEqual(lister.byIndex('web', first.metadata.name), [first]);
+  const tiers = new Set(all.flatMap((p) => (p.metadata.labels?.['tier'] ? [p.metadata.labels['tier']] : [])));
+  assert.deepEqual(lister.indexValues('tier').sort(), [...tiers].sort());
+  assert.deepEqual(lister.indexValues('ns').sort(), [...new Set(all.map((p) => p.metadata.namespace))].sort());
+  assert.deepEqual(lister.indexValues('namespace').sort(), lister.indexValues('ns').sort());
+  assert.throws(() => lister.indexValues('nope'), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  // Anything else is still an error that skips the object.
+  const bad = factory.informer({ version: 'v1', resource: 'pods', labelSelector: 'app=web', indexers: { n: () => 5 as unknown as string } });
+  const badErrors: unknown[] = [];
+  bad.on('error', (e) => badErrors.push(e));
+  factory.start();
+  await bad.waitForSync();
+  assert.equal(bad.getSnapshot().length, 0);
+  assert.ok(badErrors.length > 0 && badErrors.every((e) => e instanceof KubeError && /array of strings, a string/.test(e.message)), String(badErrors[0]));
+  lister.free();
+  factory.shutdown();
+});
