@@ -61,6 +61,27 @@ class Pool {
 
 /** Per factory: one informer handle per options. */
 const handles = new WeakMap();
+/**
+ * Per factory: the first options seen for each key. An entry freed after its
+ * last unmount is made again on the next mount, whose inline `transform` or
+ * index functions are new objects: asking the factory with those would be an
+ * `OptionsConflict` while the factory still holds the informer.
+ */
+const firstOptions = new WeakMap();
+
+function optionsFor(factory, key, opts) {
+  let byKey = firstOptions.get(factory);
+  if (!byKey) {
+    byKey = new Map();
+    firstOptions.set(factory, byKey);
+  }
+  let first = byKey.get(key);
+  if (first === undefined) {
+    first = opts;
+    byKey.set(key, first);
+  }
+  return first;
+}
 /** Per informer handle: scoped views by filter, and one lister. */
 const views = new WeakMap();
 const listers = new WeakMap();
@@ -106,9 +127,10 @@ function handlePool(factory) {
 export function useInformer(factory, opts) {
   const key = optionsKey(opts);
   const pool = handlePool(factory);
-  const handle = pool.peek(key, opts).value;
+  const first = optionsFor(factory, key, opts);
+  const handle = pool.peek(key, first).value;
   useEffect(() => {
-    const e = pool.retain(key, opts);
+    const e = pool.retain(key, first);
     e.value.start();
     return () => pool.release(e);
     // `opts` is represented by `key`.

@@ -70,6 +70,16 @@ test('hooks under StrictMode: the list renders and follows writes, one watch per
     await page.locator('#unmounted').waitFor();
     assert.equal(await openWatches(), 2, 'still watching during the grace period');
     await until(async () => (await openWatches()) === 0, 5_000, 'the watches closed after the grace period');
+
+    // Mounted again (a route change back): the factory still has the informers, and the
+    // inline functions of this mount are new objects; the hooks reuse the first mount's.
+    await page.evaluate(() => window.setShown(true));
+    await until(async () => (await rows()) === inDefault.length + 1, 10_000, 'the table again');
+    const configmaps = Object.keys((await sim.call('/sim/state?resource=configmaps')).items).length;
+    await until(async () => Number(await page.locator('#configmaps').textContent()) === configmaps, 5_000, 'the configmaps again');
+    await until(async () => (await openWatches()) === 2, 5_000, 'two watches again');
+    await page.evaluate(() => window.setShown(false));
+    await until(async () => (await openWatches()) === 0, 5_000, 'released again');
     sampling = false;
     await sampler;
     assert.ok(Math.max(...samples) <= 2, `never more than one watch per informer: ${Math.max(...samples)}`);

@@ -37,7 +37,13 @@ function PodTable({ factory, namespace }: { factory: InformerFactory; namespace:
 }
 
 function ConfigMapCount({ factory }: { factory: InformerFactory }) {
-  const cms = useInformer(factory, { version: 'v1', resource: 'configmaps' });
+  // Functions written inline, as components do: a new identity every render and every mount.
+  const cms = useInformer(factory, {
+    version: 'v1',
+    resource: 'configmaps',
+    transform: (o) => o,
+    indexers: { byName: (o) => o.metadata.name },
+  });
   return <p id="configmaps">{useList(cms).length}</p>;
 }
 
