@@ -166,10 +166,9 @@ pub(crate) fn prepare_object(
             key: key_hint,
             error,
         })?;
-    let rv = obj.resource_version();
     let stored = known
         .and_then(|k| k.known_object(&key))
-        .filter(|k| !rv.is_empty() && k.resource_version() == rv);
+        .filter(|k| k.same_version(&obj));
     Ok((key, stored.unwrap_or(obj)))
 }
 

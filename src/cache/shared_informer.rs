@@ -240,7 +240,7 @@ impl DeltaHandler for Fanout {
     fn on_update(&self, old: &KubeObject, new: &KubeObject) {
         // The same version again (a resync, or a relist that found it
         // unchanged): only handlers that asked for resyncs hear of it.
-        let sync = old.resource_version() == new.resource_version();
+        let sync = old.same_version(new);
         if !sync {
             self.2.tell(Applied::Updated(old, new));
         }

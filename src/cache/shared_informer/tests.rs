@@ -1230,3 +1230,52 @@ fn observers_see_each_applied_change_in_cache_order_before_handlers_but_no_resyn
     assert_eq!(*second.borrow(), vec!["pod5"]);
     assert_eq!(*log.borrow(), vec!["observed add pod5@5", "add pod5@5"]);
 }
+
+/// A change the server sends without a new resourceVersion (an aggregated
+/// API, a proxy) is still a change: observers (the JS diff) and handlers hear
+/// of it, and a relist stores what it lists, as client-go stores what it is
+/// sent. The same version with the same bytes changes nothing.
+#[test]
+fn a_change_under_the_same_resource_version_is_a_change() {
+    let spec = |x: u64| fixtures::obj_with("ns/a", 1, json!({}), json!({"spec": {"x": x}}));
+    let r = rig(vec![page("2", vec![spec(1)]), page("3", vec![spec(3)])]);
+    let observed: Log = Rc::default();
+    let o = observed.clone();
+    r.inf.observe(Rc::new(move |c| {
+        if let Applied::Updated(old, new) = c {
+            o.borrow_mut().push(format!(
+                "{} -> {}",
+                old.field_text("spec.x").unwrap_or_default(),
+                new.field_text("spec.x").unwrap_or_default()
+            ));
+        }
+    }));
+    let log: Log = Rc::default();
+    r.inf
+        .add_event_handler_with_resync(recorder(log.clone()), Duration::ZERO)
+        .unwrap();
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Modified(spec(2)));
+    let x = || {
+        r.inf
+            .store()
+            .get_by_key("ns/a")
+            .and_then(|o| o.field_text("spec.x"))
+    };
+    assert_eq!(x().as_deref(), Some("2"));
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(x().as_deref(), Some("3"), "the relist's copy is stored");
+    assert_eq!(*observed.borrow(), vec!["1 -> 2", "2 -> 3"]);
+    assert_eq!(
+        *log.borrow(),
+        vec!["add a@1 initial", "update a@1->1", "update a@1->1"]
+    );
+    // The very same bytes again: the handler hears of the event (client-go
+    // hands on every watch update), the diff has nothing to show.
+    r.send(WatchEvent::Modified(spec(3)));
+    assert_eq!(observed.borrow().len(), 2);
+    assert_eq!(log.borrow().len(), 4);
+}

@@ -248,6 +248,15 @@ impl KubeObject {
         Rc::ptr_eq(&self.0, &other.0)
     }
 
+    /// Whether `other` is this very version: the same handle, or the same
+    /// `resourceVersion` with the same bytes. A server that changes an object
+    /// without a new version (an aggregated API, a proxy) is believed, as
+    /// client-go stores what it is sent.
+    pub fn same_version(&self, other: &KubeObject) -> bool {
+        self.ptr_eq(other)
+            || (self.resource_version() == other.resource_version() && self.raw() == other.raw())
+    }
+
     /// A handle that does not keep this version alive.
     pub fn downgrade(&self) -> WeakKubeObject {
         WeakKubeObject(Rc::downgrade(&self.0))
