@@ -10,7 +10,7 @@ export declare function wasmMemoryBytes(): number;
 /** Options of {@link nodeTransport}. */
 export interface NodeTransportOptions {
   /** TLS settings for `https` servers. */
-  tls?: TlsOptions;
+  tls?: TlsOptions | undefined;
 }
 
 /** The `node:http`/`node:https` transport, with keep-alive connection pools. */
@@ -29,9 +29,9 @@ export declare function nodeTransport(options?: NodeTransportOptions): NodeTrans
 /** Options of {@link loadKubeconfig}. */
 export interface KubeconfigOptions {
   /** Files to read and merge (for each name, the first file that defines it wins; missing files are skipped). Default: the `KUBECONFIG` list, else `~/.kube/config`. */
-  paths?: string[];
+  paths?: string[] | undefined;
   /** The context to use instead of the merged `current-context`. */
-  context?: string;
+  context?: string | undefined;
 }
 
 /** `ClientOptions` for one kubeconfig context, plus what the context says beyond them. */
@@ -39,7 +39,7 @@ export interface KubeconfigClientOptions extends ClientOptions {
   /** The context used. */
   context: string;
   /** The context's namespace, if it sets one. */
-  namespace?: string;
+  namespace?: string | undefined;
 }
 
 /**

@@ -19,17 +19,17 @@ export interface SharedOptions {
    */
   client: ClientOptions;
   /** The options of the tab's informer factory (`persist`, `releaseGraceMs`, `hiddenPauseMs`). */
-  factory?: InformerFactoryOptions;
+  factory?: InformerFactoryOptions | undefined;
   /**
    * Who the credentials belong to, e.g. a user id. Tabs share a worker only
    * when server, identity and headers are equal; only a SHA-256 of them is
    * kept. Default: the bearer token. Required with a `tokenProvider`.
    */
-  identity?: string;
+  identity?: string | undefined;
   /** `auto` (default): a SharedWorker where the browser has one, else the page. */
-  host?: 'auto' | 'shared-worker' | 'worker' | 'page';
+  host?: 'auto' | 'shared-worker' | 'worker' | 'page' | undefined;
   /** The URL of `kubewasm/shared-worker.js` when it is served from elsewhere (default: beside this module). */
-  workerUrl?: string | URL;
+  workerUrl?: string | URL | undefined;
 }
 
 /** A connection whose informers share their watches with every tab of the origin. */

@@ -22,12 +22,14 @@ import type {
   ListOptions,
   ListResult,
   LogOptions,
+  NewObject,
   LogStream,
   PatchKind,
   ReconcileResult,
   ResourceRef,
   RunWorkersOptions,
   Status,
+  WatchCarrier,
   WatchEvent,
   WatchOptions,
   WorkerPoolHandle,
@@ -101,7 +103,7 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
   /** List one page (or everything when no `limit` is given). */
   list(opts?: ListOptions): Promise<ListResult<T>>;
   /** Create an object, in `metadata.namespace` or the client's. */
-  create(obj: T, opts?: WriteOptions): Promise<T>;
+  create(obj: NewObject<T>, opts?: WriteOptions): Promise<T>;
   /** Replace the object named by `metadata.name`, in `metadata.namespace` or the client's (optimistic concurrency through `metadata.resourceVersion`). */
   replace(obj: T, opts?: WriteOptions): Promise<T>;
   /** Patch an object, in `namespace` or the client's: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`). */
@@ -115,7 +117,7 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
   delete(name: string): Promise<T | Status>;
   delete(name: string, namespace: string | null | undefined, opts?: DeleteOptions): Promise<T | Status>;
   /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
-  watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>>;
+  watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>> & { readonly transport: WatchCarrier | undefined };
 }
 
 /** Shares one informer per identical options. */

@@ -25,15 +25,15 @@ const CLIENT_TS: &'static str = r#"
 /** Object metadata as the API server sends it. */
 export interface ObjectMeta {
   name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  namespace?: string | undefined;
+  uid?: string | undefined;
+  resourceVersion?: string | undefined;
+  generation?: number | undefined;
+  creationTimestamp?: string | undefined;
+  deletionTimestamp?: string | undefined;
+  labels?: Record<string, string> | undefined;
+  annotations?: Record<string, string> | undefined;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[] | undefined;
   [field: string]: unknown;
 }
 
@@ -50,13 +50,13 @@ export interface ClientOptions {
   /** Base URL, may carry a path prefix (`http://127.0.0.1:8001`, `https://dash.example/k8s`); an absolute path (`/k8s`) is resolved against the page. `//host` and `/\host` are refused: a browser sends them, with the token, to another host. */
   server: string;
   /** A fixed bearer token. */
-  token?: string;
+  token?: string | undefined;
   /** Called before every request for a fresh bearer token (token rotation). */
-  tokenProvider?: () => Promise<string> | string;
+  tokenProvider?: (() => Promise<string> | string) | undefined;
   /** Headers sent with every request (e.g. `Impersonate-User`). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** `fetch` credentials mode; `include` for cookie-authenticated proxies. */
-  credentials?: 'omit' | 'same-origin' | 'include';
+  credentials?: 'omit' | 'same-origin' | 'include' | undefined;
   /**
    * How long a request may wait for its response to begin, and then for each
    * next part of its body, in ms (default 60,000): a list that keeps arriving
@@ -64,22 +64,22 @@ export interface ClientOptions {
    * Watches have their own idle limit; a log's body has none (as client-go's
    * `Stream`): `return()` ends it.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Client-side rate limit (default 20 requests/s, burst 50; watches are exempt). */
-  qps?: number;
-  burst?: number;
+  qps?: number | undefined;
+  burst?: number | undefined;
   /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
-  maxInFlight?: number;
+  maxInFlight?: number | undefined;
   /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
-  maxResponseBytes?: number;
+  maxResponseBytes?: number | undefined;
   /** What carries watches: `auto` (default) uses `fetch`, and in a browser page or worker sends watches beyond `fetchWatchesPerOrigin` on an HTTP/1.1 origin over WebSocket (browsers allow six connections per origin); `fetch` or `websocket` force one. */
-  watchTransport?: 'auto' | 'fetch' | 'websocket';
+  watchTransport?: 'auto' | 'fetch' | 'websocket' | undefined;
   /** With `watchTransport: 'auto'`, at most this many fetch watches per HTTP/1.1 origin (default 4). */
-  fetchWatchesPerOrigin?: number;
+  fetchWatchesPerOrigin?: number | undefined;
   /** What carries the requests: `fetch` (the default in browsers, workers and edge runtimes), `node` (`node:http`/`node:https`, the default of the package's Node entry), or your own `Transport`. */
-  transport?: 'fetch' | 'node' | Transport;
+  transport?: 'fetch' | 'node' | Transport | undefined;
   /**
    * Your own `fetch` for every request (custom auth or tracing, an mTLS-capable `fetch` in Node, a service
    * binding in workerd: `(input, init) => env.API.fetch(input, init)`). Called with `this` undefined; it gets
@@ -87,27 +87,27 @@ export interface ClientOptions {
    * resolve to a `Response` whose `body` is a `ReadableStream`. Watches then never use WebSocket (it would go
    * around your `fetch`). Not together with a `transport` other than `'fetch'`.
    */
-  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  fetch?: ((input: string, init: RequestInit) => Promise<Response>) | undefined;
   /** TLS settings for an `https` server; Node transport only. */
-  tls?: TlsOptions;
+  tls?: TlsOptions | undefined;
   /**
    * API server warnings (`Warning` headers: deprecated APIs and fields, admission webhooks), each distinct
    * text once per client, as kubectl shows them. Default: `console.warn('Warning: ' + text)`; `false` ignores them.
    */
-  onWarning?: ((warning: ApiWarning) => void) | false;
+  onWarning?: (((warning: ApiWarning) => void) | false) | undefined;
 }
 
 /** Which resource a `ResourceClient` addresses. */
 export interface ResourceRef {
   /** API group; empty or absent for the core group. */
-  group?: string;
+  group?: string | undefined;
   version: string;
   /** Plural resource name, e.g. `pods`, `deployments`, `widgets`. */
-  resource?: string;
+  resource?: string | undefined;
   /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
-  kind?: string;
+  kind?: string | undefined;
   /** Namespace; absent for cluster-scoped resources or all namespaces. Ignored for a cluster-scoped resource. */
-  namespace?: string;
+  namespace?: string | undefined;
   /**
    * Whether the resource is namespaced. Known for built-in resources and in
    * what `client.resourceFor` returns (spread it in); otherwise assumed
@@ -115,18 +115,18 @@ export interface ResourceRef {
    * A namespaced resource needs a namespace (here or per call) for `get`,
    * `create`, `replace`, `patch` and `delete`; a cluster-scoped one ignores it.
    */
-  namespaced?: boolean;
+  namespaced?: boolean | undefined;
 }
 
 /** Options of a list call. */
 export interface ListOptions {
   /** List in this namespace instead of the client's (as `get`'s `namespace` argument). */
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  limit?: number | undefined;
+  continue?: string | undefined;
+  resourceVersion?: string | undefined;
 }
 
 /** One page of a list. */
@@ -142,42 +142,55 @@ export interface ListResult<T> {
 /** Options of a watch. */
 export interface WatchOptions {
   /** Watch this namespace instead of the client's (as `get`'s `namespace` argument). */
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  allowWatchBookmarks?: boolean;
-  timeoutSeconds?: number;
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  resourceVersion?: string | undefined;
+  allowWatchBookmarks?: boolean | undefined;
+  timeoutSeconds?: number | undefined;
 }
 
-/** One watch event. */
-export interface WatchEvent<T> {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
-  object: T;
+/**
+ * One watch event: a change with its object, or a bookmark, which carries only the version to resume from (and,
+ * ending a watch's initial events, the `k8s.io/initial-events-end` annotation). An `ERROR` event ends the iteration
+ * with a `KubeError`.
+ */
+export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T } | { type: 'BOOKMARK'; object: WatchBookmark };
+
+/** The object of a `BOOKMARK` event. */
+export interface WatchBookmark {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion: string; annotations?: Record<string, string> };
 }
+
+/** What `create` takes: an object whose name may be left to the server through `metadata.generateName`. */
+export type NewObject<T extends KubeObject = KubeObject> = Omit<T, 'metadata'> & {
+  metadata: Omit<T['metadata'], 'name'> & { name?: string | undefined; generateName?: string | undefined };
+};
 
 /** Options of writes. */
 export interface WriteOptions {
-  dryRun?: boolean;
-  fieldManager?: string;
-  force?: boolean;
+  dryRun?: boolean | undefined;
+  fieldManager?: string | undefined;
+  force?: boolean | undefined;
   /**
    * For `replace` and `patch`: write this subresource of the object, e.g.
    * `'status'` (client-go's `UpdateStatus`; a write to the object itself
    * leaves a resource's status as it was) or `'scale'`.
    */
-  subresource?: string;
+  subresource?: string | undefined;
 }
 
 export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
 
 /** Options of a delete. */
 export interface DeleteOptions {
-  dryRun?: boolean;
+  dryRun?: boolean | undefined;
   /** Seconds the object may take to terminate (0: at once). */
-  gracePeriodSeconds?: number;
+  gracePeriodSeconds?: number | undefined;
   /** What happens to dependents: the server's default for the resource when absent. */
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' | undefined;
 }
 
 /** The API server's `Status` object, e.g. what `delete` resolves with when the object was deleted at once. */
@@ -553,7 +566,7 @@ impl ResourceClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
     pub fn create(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "NewObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
     ) -> Result<Promise, JsValue> {
         self.write(false, &obj, &opts)

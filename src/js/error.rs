@@ -21,7 +21,7 @@ export declare class KubeError extends Error {
   /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `LineTooLong`, `ResponseTooLarge`, `Poisoned` after a panic or trap: every later call fails too; `OptionsConflict` when an informer's scope is asked for again with other cache options). */
   readonly reason: string;
   /** The decoded `Status` object when the server sent one. */
-  readonly status?: unknown;
+  readonly status?: Status | undefined;
   /** For selector and option errors: the character offset of the problem. */
   readonly position?: number;
 }

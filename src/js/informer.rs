@@ -46,21 +46,21 @@ const INFORMER_TS: &'static str = r#"
 export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => readonly string[] | string | null | undefined;
 
 export interface InformerOptions<T extends KubeObject = KubeObject> {
-  group?: string;
+  group?: string | undefined;
   version: string;
-  resource?: string;
+  resource?: string | undefined;
   /** Instead of `resource`: a built-in kind (`Pod`, `Deployment`); for CRDs resolve with `client.resourceFor`. */
-  kind?: string;
+  kind?: string | undefined;
   /** Whether the resource is namespaced: known for built-in resources and from `client.resourceFor`; otherwise assumed `true`. A cluster-scoped resource ignores `namespace`. */
-  namespaced?: boolean;
-  namespace?: string;
+  namespaced?: boolean | undefined;
+  namespace?: string | undefined;
   /** A selector string (`app=web`) or an API selector object (a Deployment's `spec.selector`). */
-  labelSelector?: string | LabelSelectorObject;
-  fieldSelector?: string;
+  labelSelector?: string | LabelSelectorObject | undefined;
+  fieldSelector?: string | undefined;
   /** Re-deliver every cached object to every `update` handler (old and new the same object) this often (ms, at least 1000); off by default. */
-  resyncMs?: number;
+  resyncMs?: number | undefined;
   /** Drop `metadata.managedFields` before caching (default true). */
-  stripManagedFields?: boolean;
+  stripManagedFields?: boolean | undefined;
   /**
    * Cache metadata only, as client-go's metadata informers do: the server is asked for
    * `PartialObjectMetadata` (so the rest of each object never crosses the wire), and objects are
@@ -68,11 +68,11 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * A server that refuses (406/415) or ignores the request, and watches over WebSocket (which cannot
    * ask), send whole objects, which are cut down to the same form on the client.
    */
-  metadataOnly?: boolean;
+  metadataOnly?: boolean | undefined;
   /** Applied to each object before it is cached; must return a JSON-serializable object. */
-  transform?: (obj: T) => T;
+  transform?: ((obj: T) => T) | undefined;
   /** Extra indexes: name → values an object is listed under. Asking again for the scope adds new names; the same name must be the same function. */
-  indexers?: Record<string, IndexFunc<T>>;
+  indexers?: Record<string, IndexFunc<T>> | undefined;
   /**
    * The most notifications a handler may have waiting (default 1024; 0 = no
    * bound). While a handler is over it, the informer stops reading the watch
@@ -80,7 +80,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * has worked its backlog down to half; nothing is dropped. `status.heldBack`
    * says when this happens.
    */
-  maxBacklog?: number;
+  maxBacklog?: number | undefined;
   /**
    * The queue between the watch and the cache. `'delta'` (the default, client-go's DeltaFIFO): a key's
    * queued changes are handed over together, a delete of an object the cache never held is dropped and
@@ -89,18 +89,18 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * across keys, deletes included as they came, a relist's deletions before its objects. Subscribers'
    * per-frame diffs look the same either way; handlers differ only in the order across keys.
    */
-  queue?: 'delta' | 'real';
+  queue?: 'delta' | 'real' | undefined;
   /**
    * Waits between attempts after an error or a relist (client-go's defaults:
    * 800 ms doubling to 30 s, each wait up to twice its base at random).
    */
-  backoff?: { initialMs?: number; capMs?: number };
+  backoff?: { initialMs?: number; capMs?: number } | undefined;
   /**
    * Label keys to index (e.g. `['app']`): listers and scoped views answer an
    * equality selector on them (`app=web`, with or without a namespace) from
    * the index instead of testing every object. Added to a shared informer too.
    */
-  labelIndexes?: string[];
+  labelIndexes?: string[] | undefined;
 }
 
 /** Options of an `InformerFactory`. */
@@ -110,14 +110,14 @@ export interface InformerFactoryOptions {
    * (ms, default 30,000): re-acquiring it within this time finds it live;
    * later it resumes from its last resourceVersion.
    */
-  releaseGraceMs?: number;
+  releaseGraceMs?: number | undefined;
   /**
    * How long a page may stay hidden before its informers stop watching (ms,
    * default 60,000). When it is shown again they resume from their last
    * resourceVersion and subscribers get one diff of what changed meanwhile.
    * In a worker, forward the page's visibility with `setVisible`.
    */
-  hiddenPauseMs?: number;
+  hiddenPauseMs?: number | undefined;
   /**
    * Keep a copy of every informer's cache in IndexedDB and start from it
    * next time (see the README's "Warm start"). `name` names the database;
@@ -125,12 +125,12 @@ export interface InformerFactoryOptions {
    * ever hashed; required with a `tokenProvider`); writes happen at most
    * once per `intervalMs` (default 1,000) per informer.
    */
-  persist?: { name: string; identity?: string; intervalMs?: number };
+  persist?: { name: string; identity?: string; intervalMs?: number } | undefined;
   /**
    * Where this factory's informers get their data, repeated in each
    * informer's `status.host` (`kubewasm/shared` sets it).
    */
-  host?: InformerHost;
+  host?: InformerHost | undefined;
 }
 
 /** Where an informer's lists and watches are served from (see `kubewasm/shared`). */
@@ -199,11 +199,11 @@ export interface InformerStatus {
  */
 export interface EventHandlers<T extends KubeObject = KubeObject> {
   /** An object appeared (or, for a registration made after start, was already cached). */
-  add?: (obj: T) => void;
+  add?: ((obj: T) => void) | undefined;
   /** An object changed: the cached old version, then the new one. */
-  update?: (oldObj: T, newObj: T) => void;
+  update?: ((oldObj: T, newObj: T) => void) | undefined;
   /** An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it). */
-  delete?: (obj: T) => void;
+  delete?: ((obj: T) => void) | undefined;
 }
 
 export declare interface KubeError {
@@ -214,19 +214,19 @@ export declare interface KubeError {
 /** Filters for listers and scoped snapshots. */
 export interface ListFilter {
   /** Only objects in this namespace; ignored for a cluster-scoped resource. */
-  namespace?: string;
+  namespace?: string | undefined;
   /**
    * A selector string (`app=web`) or an API selector object (a Deployment's
    * `spec.selector`), converted as client-go's `LabelSelectorAsSelector`
    * does: an empty object matches everything, `null` matches nothing.
    */
-  labelSelector?: string | LabelSelectorObject | null;
+  labelSelector?: string | LabelSelectorObject | null | undefined;
   /**
    * `path=value` / `path!=value` requirements, comma-separated, over any dotted path of the cached object
    * (`status.phase=Running`); a field the object lacks reads as the empty string. Evaluated here, not by
    * the server, so it takes paths a server's field selector would refuse.
    */
-  fieldSelector?: string;
+  fieldSelector?: string | undefined;
 }
 
 /** A filtered live view with the `useSyncExternalStore` contract. */

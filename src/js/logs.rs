@@ -20,21 +20,21 @@ const LOGS_TS: &'static str = r#"
 /** What to read of a container's log (the API's `PodLogOptions`). */
 export interface LogOptions {
   /** The container; required when the pod has several. */
-  container?: string;
+  container?: string | undefined;
   /** Keep reading as lines are written, until the container stops or the stream is cancelled. */
-  follow?: boolean;
+  follow?: boolean | undefined;
   /** The previous instance of the container (after a restart). */
-  previous?: boolean;
+  previous?: boolean | undefined;
   /** Only lines of the last this many seconds (≥ 1). */
-  sinceSeconds?: number;
+  sinceSeconds?: number | undefined;
   /** Only the last this many lines. */
-  tailLines?: number;
+  tailLines?: number | undefined;
   /** Prefix each line with its RFC 3339 timestamp and a space. */
-  timestamps?: boolean;
+  timestamps?: boolean | undefined;
   /** The server stops after this many bytes. */
-  limitBytes?: number;
+  limitBytes?: number | undefined;
   /** Longest line handed out (default 65,536 bytes, at least 16); a longer line comes in pieces this long. */
-  maxLineBytes?: number;
+  maxLineBytes?: number | undefined;
 }
 
 export interface LogStream extends AsyncIterableIterator<string, undefined> {

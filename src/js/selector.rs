@@ -16,7 +16,7 @@ const SELECTOR_TS: &'static str = r#"
  */
 export interface LabelSelectorObject {
   /** Labels that must be present with exactly these values. */
-  matchLabels?: Record<string, string>;
+  matchLabels?: Record<string, string> | undefined;
   /** Requirements that must all hold. */
   matchExpressions?: Array<{
     key: string;

@@ -16,15 +16,15 @@ const TRANSPORT_TS: &'static str = r#"
 /** TLS settings of the Node transport (what a kubeconfig's cluster and user entries carry). */
 export interface TlsOptions {
   /** CA certificates (PEM) to trust instead of Node's built-in list. */
-  ca?: string | Uint8Array | (string | Uint8Array)[];
+  ca?: string | Uint8Array | (string | Uint8Array)[] | undefined;
   /** Client certificate chain (PEM), with `key`. */
-  cert?: string | Uint8Array;
+  cert?: string | Uint8Array | undefined;
   /** Private key (PEM) of the client certificate. */
-  key?: string | Uint8Array;
+  key?: string | Uint8Array | undefined;
   /** Server name for SNI and certificate verification, when it differs from the URL's host (kubeconfig `tls-server-name`). */
-  serverName?: string;
+  serverName?: string | undefined;
   /** Accept any server certificate. Never for production: anyone on the path can read and change the traffic. */
-  insecureSkipTlsVerify?: boolean;
+  insecureSkipTlsVerify?: boolean | undefined;
 }
 
 /** One request as kubewasm hands it to a `Transport`. */

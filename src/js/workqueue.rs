@@ -28,17 +28,17 @@ const WORKQUEUE_TS: &'static str = r#"
 /** Options for `new WorkQueue(options)`; the defaults are client-go's controller defaults. */
 export interface WorkQueueOptions {
   /** Name shown in metrics. */
-  name?: string;
+  name?: string | undefined;
   /** Per-item exponential backoff: first retry delay (default 5 ms). */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** Per-item exponential backoff cap (default 1,000,000 ms = 1000 s). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Overall retry rate limit, tokens per second (default 10). */
-  qps?: number;
+  qps?: number | undefined;
   /** Overall retry burst (default 100). */
-  burst?: number;
+  burst?: number | undefined;
   /** Record queue-latency and work-duration timings (default true). */
-  timings?: boolean;
+  timings?: boolean | undefined;
 }
 
 /** A duration histogram: client-go's buckets, 10 ns … 10 s plus overflow. */
@@ -77,7 +77,7 @@ export type ReconcileResult = void | undefined | { requeue: true } | { requeueAf
 /** Options for `WorkQueue.runWorkers`. */
 export interface RunWorkersOptions {
   /** Called with the key and the thrown value whenever a reconcile throws or rejects (the key has already been requeued with backoff). Defaults to `console.error`. */
-  onError?: (key: string, error: unknown) => void;
+  onError?: ((key: string, error: unknown) => void) | undefined;
 }
 "#;
 

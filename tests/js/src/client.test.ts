@@ -89,6 +89,7 @@ test('list and watch take a namespace per call, and refuse a limit they would mi
   const seen = new Set<string | undefined>();
   let events = 0;
   for await (const ev of pods.watch({ namespace: ns, resourceVersion: '0', timeoutSeconds: 1 })) {
+    if (ev.type === 'BOOKMARK') continue;
     seen.add(ev.object.metadata.namespace);
     if (++events === inNs.items.length) break;
   }
@@ -104,6 +105,22 @@ test('list and watch take a namespace per call, and refuse a limit they would mi
   }
 });
 
+test('create takes generateName without a name; a server error carries its typed Status', async () => {
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+  const made = await cms.create({ metadata: { generateName: 'gen-' }, data: { a: '1' } });
+  assert.match(made.metadata.name, /^gen-.+/);
+  try {
+    await cms.create({ metadata: { name: made.metadata.name } });
+    assert.fail('a second create of the name');
+  } catch (e) {
+    assert.ok(e instanceof KubeError);
+    // Typed as Status: no cast.
+    assert.equal(e.status?.reason, 'AlreadyExists');
+    assert.equal(e.status?.details?.name, made.metadata.name);
+  }
+  await cms.delete(made.metadata.name);
+});
+
 test('watch is an async iterable and break aborts the request', async () => {
   const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
   const start = await cms.list({});
@@ -111,7 +128,7 @@ test('watch is an async iterable and break aborts the request', async () => {
   const seen: string[] = [];
   const watching = (async () => {
     for await (const ev of cms.watch({ resourceVersion: start.resourceVersion })) {
-      if (ev.object.metadata.name !== name) continue;
+      if (ev.type === 'BOOKMARK' || ev.object.metadata.name !== name) continue;
       seen.push(ev.type);
       if (ev.type === 'DELETED') break;
     }

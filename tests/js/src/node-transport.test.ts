@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject } from 'kubewasm';
+import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject, type WatchEvent } from 'kubewasm';
 import { sim as control, until } from './sim.js';
 import { makePki, tlsProxy } from './support/tls.js';
 
@@ -195,7 +195,7 @@ test('back-pressure: a watch nobody reads stops its socket; return() closes the 
     // Reading resumes the stream, every event intact and in order (the
     // queued chunks reach wasm joined in one reused buffer).
     const before = s.state.written;
-    const rv = (r: IteratorResult<{ object: KubeObject }>) => Number(r.done ? NaN : r.value.object.metadata.resourceVersion);
+    const rv = (r: IteratorResult<WatchEvent<KubeObject>>) => Number(r.done ? NaN : r.value.object.metadata.resourceVersion);
     const from = rv(first);
     for (let i = 1; i <= 2000; i++) assert.equal(rv(await it.next()), from + i);
     await until(() => s.state.written > before);
