@@ -70,7 +70,7 @@ export interface ClientOptions {
   burst?: number | undefined;
   /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
   maxInFlight?: number | undefined;
-  /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. */
+  /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. An informer's list and watch are retried by the informer instead, with its backoff, so that its `status` and `error` listeners show a failure as it happens. */
   maxRetries?: number | undefined;
   /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
   maxResponseBytes?: number | undefined;

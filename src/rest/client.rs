@@ -483,9 +483,7 @@ impl Client {
             };
             let may_retry = if req.is_retryable() {
                 is_retryable_error(&err)
-                    && (!req.leaves_server_errors_to_caller()
-                        || err.is_network()
-                        || server_asked_to_retry(&err))
+                    && (!req.leaves_server_errors_to_caller() || server_asked_to_retry(&err))
             } else {
                 server_asked_to_retry(&err)
             };

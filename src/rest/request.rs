@@ -286,11 +286,12 @@ impl Request {
         self
     }
 
-    /// Return a 5xx at once unless the server asks for a retry
-    /// (`Retry-After`), as client-go's rest client does; a 429 and a failed
-    /// connection are still retried. For a caller with a retry loop of its
-    /// own (a reflector), whose status should show a server failure as it
-    /// happens rather than after the client's retries.
+    /// Return a 5xx, a 429 or a failed connection at once unless the server
+    /// asks for a retry (`Retry-After`): client-go's rest client retries only
+    /// what the server asked for and, for GETs, connections reset mid-way,
+    /// which a browser's `fetch` cannot tell from a refused one. For a caller
+    /// with a retry loop of its own (a reflector), whose status should show a
+    /// failure as it happens rather than after the client's retries.
     #[must_use]
     pub fn server_errors_to_caller(mut self) -> Self {
         self.server_errors_to_caller = true;

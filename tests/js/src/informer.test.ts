@@ -357,7 +357,10 @@ test('a request that never reached a server shows in status.lastError with the r
   const thrown: unknown = await nowhere.resource({ version: 'v1', resource: 'pods' }).list({}).catch((e: unknown) => e);
   assert.ok(thrown instanceof KubeError, String(thrown));
   assert.equal(thrown.reason, 'Network');
-  const factory = new InformerFactory(nowhere);
+  // With the default retries too: the reflector, not the client, retries its
+  // list, so the status shows the failure at once (the wait below is 10 s,
+  // the client's own retries would take about 17).
+  const factory = new InformerFactory(new KubeClient({ server: 'http://127.0.0.1:1' }));
   try {
     const pods = factory.informer({ version: 'v1', resource: 'pods' });
     const errors: unknown[] = [];
