@@ -52,9 +52,11 @@ pub fn on_next_frame(f: impl FnOnce() + 'static) {
         .ok()
     };
     let mut delay = 0.0;
-    if !page_hidden() {
-        if let (Some(raf), Some(cb)) = (global_fn("requestAnimationFrame"), callback(slot.clone()))
-        {
+    // A callback is made only for a host that will call it: one never
+    // called keeps its closure (and the slot) for the life of the module.
+    let raf = global_fn("requestAnimationFrame").filter(|_| !page_hidden());
+    if let Some(raf) = raf {
+        if let Some(cb) = callback(slot.clone()) {
             if raf.call1(&global, &cb).is_ok() {
                 if document().is_none() {
                     return;
@@ -63,7 +65,9 @@ pub fn on_next_frame(f: impl FnOnce() + 'static) {
             }
         }
     }
-    if let (Some(set_timeout), Some(cb)) = (global_fn("setTimeout"), callback(slot)) {
-        let _ = set_timeout.call2(&global, &cb, &JsValue::from_f64(delay));
+    if let Some(set_timeout) = global_fn("setTimeout") {
+        if let Some(cb) = callback(slot) {
+            let _ = set_timeout.call2(&global, &cb, &JsValue::from_f64(delay));
+        }
     }
 }
