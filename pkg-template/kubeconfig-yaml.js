@@ -1,9 +1,11 @@
 // The YAML that kubeconfig files are written in, parsed without a dependency.
 // kubectl and the cloud CLIs write kubeconfigs in block style (go-yaml's
-// output): mappings, sequences (indented or not under their key), plain and
-// quoted scalars, `{}`/`[]`, comments; hand-written ones add one-line flow
-// collections. That is what this reads. Anything else (anchors and aliases,
-// tags, block scalars `|` `>`, multi-line flow or quoted scalars, several
+// output): mappings, sequences (indented or not under their key), plain
+// scalars (long ones folded over several lines, as gcloud's `installHint`),
+// quoted scalars, block scalars (`|`, `>`, with indentation and chomping
+// indicators, as az's `installHint: |2`), `{}`/`[]`, comments; hand-written
+// ones add one-line flow collections. That is what this reads. Anything else
+// (anchors and aliases, tags, multi-line flow or quoted scalars, several
 // documents) throws a SyntaxError naming the line, never a guess; JSON files
 // are parsed as JSON.
 
@@ -76,7 +78,7 @@ function quoted(s, i, lineNo) {
 // decodes kubeconfig fields by their type, so `token: 0123` is the string
 // "0123"; the loader reads booleans itself.
 function plain(s, lineNo) {
-  if (/^[&*!|>%@`]/.test(s)) fail(lineNo, `unsupported YAML (${s[0]}): anchors, aliases, tags and block scalars are not read`);
+  if (/^[&*!|>%@`]/.test(s)) fail(lineNo, `unsupported YAML (${s[0]}): anchors, aliases and tags are not read`);
   if (s === '' || s === '~' || s === 'null' || s === 'Null' || s === 'NULL') return null;
   return s;
 }
@@ -136,7 +138,73 @@ function flow(s, lineNo) {
   return v;
 }
 
-function inline(s, lineNo) {
+// A block scalar's value stands in its line as BLOCK and an index (NUL is not
+// allowed in YAML text, so no scalar can look like it).
+const BLOCK = '\0';
+
+// A block scalar (`|` literal or `>` folded) whose header `|2-` is at
+// `lines[at]`, its key at column `indent`: the value and the index of the
+// first line after it. Content lines are read raw (a `#` in them is text).
+function blockScalar(header, lines, at, indent, lineNo) {
+  const m = /^([|>])(?:([1-9])([+-]?)|([+-])([1-9]?))$/.exec(header) ?? /^([|>])()()()()$/.exec(header);
+  if (!m) fail(lineNo, `bad block scalar header ${JSON.stringify(header)}`);
+  const folded = m[1] === '>';
+  const digit = m[2] || m[5];
+  const chomp = m[3] || m[4] || '';
+  let end = at + 1;
+  let contentIndent = digit ? indent + Number(digit) : 0;
+  const body = [];
+  for (; end < lines.length; end++) {
+    const raw = lines[end];
+    const spaces = /^ */.exec(raw)[0].length;
+    if (raw.trim() === '') {
+      body.push('');
+      continue;
+    }
+    if (contentIndent === 0) {
+      if (spaces <= indent) break;
+      contentIndent = spaces;
+    }
+    if (spaces < contentIndent) break;
+    body.push(raw.slice(contentIndent));
+  }
+  // Trailing empty lines belong to the chomping, not the text.
+  let kept = body.length;
+  while (kept > 0 && body[kept - 1] === '') kept--;
+  const trailing = body.length - kept;
+  const text = body.slice(0, kept);
+  let value = '';
+  if (!folded) {
+    value = text.join('\n');
+  } else {
+    // Folding: the break between two lines of text is a space, or as many
+    // newlines as empty lines stand between them; around a more indented
+    // line (one starting with a space) every break is kept.
+    let empties = 0;
+    let prev = null;
+    for (const line of text) {
+      if (line === '') {
+        empties++;
+        continue;
+      }
+      if (prev !== null) {
+        const kept = /^[ \t]/.test(line) || /^[ \t]/.test(prev);
+        value += kept ? '\n'.repeat(empties + 1) : empties > 0 ? '\n'.repeat(empties) : ' ';
+      } else {
+        value += '\n'.repeat(empties);
+      }
+      value += line;
+      empties = 0;
+      prev = line;
+    }
+  }
+  if (text.length > 0 && chomp !== '-') value += '\n';
+  if (chomp === '+') value += '\n'.repeat(trailing);
+  return [value, end];
+}
+
+function inline(s, lineNo, blocks) {
+  if (s[0] === BLOCK) return blocks[Number(s.slice(1))];
   if (s[0] === '[' || s[0] === '{') return flow(s, lineNo);
   if (s[0] === '"' || s[0] === "'") {
     const [v, j] = quoted(s, 0, lineNo);
@@ -166,22 +234,48 @@ export function parseKubeconfigYaml(text) {
   const src = text.replace(/^\uFEFF/, '');
   if (/^\s*\{/.test(src)) return JSON.parse(src);
   const lines = [];
+  const blocks = [];
   let docs = 0;
-  src.split(/\r?\n/).forEach((raw, n) => {
+  const raws = src.split(/\r?\n/);
+  for (let n = 0; n < raws.length; n++) {
+    const raw = raws[n];
     const lineNo = n + 1;
     const indentMatch = /^[ ]*/.exec(raw)[0].length;
     if (raw[indentMatch] === '\t') fail(lineNo, 'tabs are not allowed in indentation');
-    const content = stripComment(raw.slice(indentMatch), lineNo);
-    if (content === '') return;
+    let content = stripComment(raw.slice(indentMatch), lineNo);
+    if (content === '') continue;
     if (indentMatch === 0 && (content === '---' || content.startsWith('--- '))) {
       if (++docs > 1 || lines.length > 0) fail(lineNo, 'only one YAML document is supported');
       if (content.slice(3).trim() !== '') fail(lineNo, 'content after `---` is not supported');
-      return;
+      continue;
     }
     if (indentMatch === 0 && (content === '...' || content.startsWith('%'))) fail(lineNo, 'YAML directives and document ends are not supported');
+    // `key: |2` or `- >-`: the block scalar's lines are read here, raw.
+    const header = /(^-[ ]+|^|:[ ]+)([|>][0-9+-]*)$/.exec(content);
+    if (header && (header[1] !== '' || content === header[2])) {
+      const [value, next] = blockScalar(header[2], raws, n, indentMatch, lineNo);
+      content = content.slice(0, header.index + header[1].length) + BLOCK + blocks.length;
+      blocks.push(value);
+      lines.push({ indent: indentMatch, text: content, lineNo });
+      n = next - 1;
+      continue;
+    }
     lines.push({ indent: indentMatch, text: content, lineNo });
-  });
+  }
   let pos = 0;
+
+  // A plain scalar continued on more indented lines (go-yaml folds long
+  // ones): the lines joined by spaces.
+  const continued = (text, indent, lineNo) => {
+    const v = inline(text, lineNo, blocks);
+    if (typeof v !== 'string' || /^["'[{\0]/.test(text)) return v;
+    let out = v;
+    while (pos < lines.length && lines[pos].indent > indent && !/^["'[{]/.test(text)) {
+      out += ' ' + lines[pos].text;
+      pos++;
+    }
+    return out;
+  };
 
   const isItem = (l) => l.text === '-' || l.text.startsWith('- ');
 
@@ -190,8 +284,7 @@ export function parseKubeconfigYaml(text) {
     if (isItem(l)) return sequence(l.indent);
     if (splitKey(l.text, l.lineNo)) return mapping(l.indent);
     pos++;
-    if (pos < lines.length && lines[pos].indent > indent) fail(lines[pos].lineNo, 'multi-line plain scalars are not supported');
-    return inline(l.text, l.lineNo);
+    return continued(l.text, indent, l.lineNo);
   }
 
   // The value of a `key:` or `-` with nothing after it: a nested node, or null.
@@ -215,7 +308,7 @@ export function parseKubeconfigYaml(text) {
       const key = String(kv[0]);
       if (Object.prototype.hasOwnProperty.call(out, key)) fail(l.lineNo, `duplicate key ${JSON.stringify(key)}`);
       pos++;
-      const v = kv[1] === '' ? child(indent, true) : inline(kv[1], l.lineNo);
+      const v = kv[1] === '' ? child(indent, true) : continued(kv[1], indent, l.lineNo);
       // A define-property write: a key named __proto__ stays a plain key.
       Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
     }
@@ -240,7 +333,7 @@ export function parseKubeconfigYaml(text) {
         out.push(node(lines[pos].indent));
       } else {
         pos++;
-        out.push(inline(rest, l.lineNo));
+        out.push(continued(rest, indent, l.lineNo));
       }
     }
     return out;

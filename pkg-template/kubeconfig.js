@@ -215,7 +215,7 @@ export async function loadKubeconfig(options = {}) {
   const c = cluster.value;
   const u = user.value;
 
-  const server = str(c.server);
+  let server = str(c.server);
   if (!server) throw invalid(`kubeconfig: cluster ${clusterName} has no server`);
   if (str(c['proxy-url'])) throw invalid(`kubeconfig: cluster ${clusterName}: proxy-url is not supported`);
   const insecure = bool(c['insecure-skip-tls-verify']);
@@ -224,6 +224,8 @@ export async function loadKubeconfig(options = {}) {
   const cert = material(u, 'client-certificate-data', 'client-certificate', user.dir);
   const key = material(u, 'client-key-data', 'client-key', user.dir);
   if (!cert !== !key) throw invalid(`kubeconfig: user ${userName}: a client certificate needs its key, and a key its certificate`);
+  // `host:port` without a scheme: https when TLS is configured, as client-go's DefaultServerURL reads it.
+  if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(server)) server = `${ca || cert || insecure ? 'https' : 'http'}://${server}`;
   const tls = {
     ...(ca ? { ca } : {}),
     ...(cert ? { cert, key } : {}),
@@ -238,9 +240,14 @@ export async function loadKubeconfig(options = {}) {
   const groups = u['as-groups'] ?? [];
   if (!Array.isArray(groups) || groups.length > 1) throw invalid(`kubeconfig: user ${userName}: as-groups with more than one group is not supported`);
   if (groups.length === 1) headers['Impersonate-Group'] = String(groups[0]);
-  if (u['as-user-extra'] != null) throw invalid(`kubeconfig: user ${userName}: as-user-extra is not supported`);
+  const extra = u['as-user-extra'];
+  if (extra != null && !(isMap(extra) && Object.keys(extra).length === 0)) throw invalid(`kubeconfig: user ${userName}: as-user-extra is not supported`);
+  if ((str(u.token) || str(u.tokenFile)) && (str(u.username) || str(u.password))) {
+    throw invalid(`kubeconfig: user ${userName}: more than one authentication method (a token and a username/password); kubectl allows one`);
+  }
 
-  const out = { server, context, ...(str(ctx.value.namespace) ? { namespace: str(ctx.value.namespace) } : {}) };
+  // kubectl's namespace for a context that names none (client-go's ClientConfig.Namespace()).
+  const out = { server, context, namespace: str(ctx.value.namespace) || 'default' };
   const token = str(u.token) || undefined;
   const tokenFile = str(u.tokenFile) ? resolve(user.dir, str(u.tokenFile)) : undefined;
   if (tokenFile) {

@@ -166,6 +166,20 @@ export function nodeTransport(options = {}) {
       throw new Error('the client key does not match the client certificate');
     }
   }
+  // A CA that is not PEM would otherwise be ignored and every connection fail
+  // as "self-signed certificate"; client-go refuses it when loading too.
+  for (const ca of t.ca === undefined ? [] : Array.isArray(t.ca) ? t.ca : [t.ca]) {
+    const text = typeof ca === 'string' ? ca : Buffer.from(ca).toString('latin1');
+    const pems = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
+    if (!pems) throw new Error('the CA (tls.ca, certificate-authority) holds no PEM certificate');
+    for (const pem of pems) {
+      try {
+        new X509Certificate(pem);
+      } catch (e) {
+        throw new Error(`a CA certificate (tls.ca, certificate-authority) cannot be read: ${e.message}`);
+      }
+    }
+  }
   // One secure context for every connection: the CA bundle is parsed once.
   const secureContext = tls.createSecureContext({ ca: t.ca, cert: t.cert, key: t.key });
   const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });

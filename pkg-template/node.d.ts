@@ -38,8 +38,8 @@ export interface KubeconfigOptions {
 export interface KubeconfigClientOptions extends ClientOptions {
   /** The context used. */
   context: string;
-  /** The context's namespace, if it sets one. */
-  namespace?: string | undefined;
+  /** The context's namespace; `default` when it names none, as kubectl reads it. */
+  namespace: string;
 }
 
 /**

@@ -144,7 +144,7 @@ users:
   // A named context instead of current-context.
   const other = await loadKubeconfig({ context: 'other' });
   assert.equal(other.context, 'other');
-  assert.equal(other.namespace, undefined);
+  assert.equal(other.namespace, 'default', "kubectl's namespace when the context names none");
 });
 
 test('a named context with client certificate and key files (relative paths) and CA data, against a server requiring them', async () => {
@@ -272,6 +272,55 @@ test('exec plugin: a client certificate from the plugin, against a server requir
   assert.ok(mtls.handshakes.length > before);
 });
 
+test('kubeconfigs as gcloud and az write them: plain scalars folded over lines, block scalars with indicators', async () => {
+  const d = dir('cloud-writers');
+  const path = join(d, 'config');
+  writeFileSync(path, `apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: ${b64(pki.ca.cert)}
+    server: ${proxy.url}
+  name: sim
+contexts:
+- context:
+    cluster: sim
+    user: literal
+  name: sim
+current-context: sim
+kind: Config
+users:
+- name: gke
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: gke-gcloud-auth-plugin
+      installHint: Install gke-gcloud-auth-plugin for use with kubectl by following
+        https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin
+      provideClusterInfo: true
+- name: aks
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args:
+      - get-token
+      command: kubelogin
+      env: null
+      installHint: |2
+
+        kubelogin is not installed which is required to connect to AAD enabled cluster.
+
+        # not a comment: text of the hint
+      provideClusterInfo: false
+- name: literal
+  user:
+    token: |-
+      ${token}
+`);
+  const opts = await loadKubeconfig({ paths: [path] });
+  assert.equal((opts as { token?: string }).token, token, 'a |- block keeps the token exact');
+  assert.equal((await listPods(opts)).length, 3);
+});
+
 test('errors are KubeError Invalid: a failing plugin (not retried), unknown context, no file, unsupported settings and YAML', async () => {
   const { path, state } = execConfig('exec-fail', 'fail', 0, proxy.url);
   const t0 = Date.now();
@@ -285,6 +334,11 @@ test('errors are KubeError Invalid: a failing plugin (not retried), unknown cont
   const base = 'clusters:\n- name: c\n  cluster: {server: "https://x"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n';
   await rejectsInvalid(loadKubeconfig({ paths: write('auth-provider', `${base}users:\n- name: u\n  user:\n    auth-provider:\n      name: oidc\n`) }), /auth-provider/);
   await rejectsInvalid(loadKubeconfig({ paths: write('anchor', `${base}users:\n- name: u\n  user: &u\n    token: x\n`) }), /line 10: unsupported YAML/);
-  await rejectsInvalid(loadKubeconfig({ paths: write('block', `${base}users:\n- name: u\n  user:\n    token: |\n      x\n`) }), /line 11: unsupported YAML/);
+  await rejectsInvalid(loadKubeconfig({ paths: write('tag', `${base}users:\n- name: u\n  user:\n    token: !!str x\n`) }), /line 11: unsupported YAML/);
   await rejectsInvalid(loadKubeconfig({ paths: write('nouser', base) }), /user "u", which is not defined/);
+  await rejectsInvalid(loadKubeconfig({ paths: write('two-methods', `${base}users:\n- name: u\n  user:\n    token: t\n    username: a\n    password: b\n`) }), /more than one authentication method/);
+  // What kubectl accepts: an empty as-user-extra; a server without a scheme (https with TLS, else http).
+  const noScheme = `clusters:\n- name: c\n  cluster: {server: "127.0.0.1:6443", insecure-skip-tls-verify: true}\n- name: plain\n  cluster: {server: "localhost:8001"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\n- name: p\n  context: {cluster: plain, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t, as-user-extra: {}}\n`;
+  assert.equal((await loadKubeconfig({ paths: write('no-scheme', noScheme) })).server, 'https://127.0.0.1:6443');
+  assert.equal((await loadKubeconfig({ paths: write('no-scheme', noScheme), context: 'p' })).server, 'http://localhost:8001');
 });

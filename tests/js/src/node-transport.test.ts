@@ -98,6 +98,10 @@ test('client certificates: required by the server, sent from cert and key; witho
 test('TLS material that cannot be loaded, and tls beside a fetch transport, are Invalid at construction', () => {
   assert.throws(() => new KubeClient({ server: proxy.url, tls: { cert: pki.client.cert, key: 'not a key' } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /tls/.test(e.message));
   assert.throws(() => new KubeClient({ server: proxy.url, tls: { cert: pki.client.cert, key: pki.stranger.key } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+  // A CA that is not PEM (client-go: "unable to load root certificates"), or a damaged one.
+  for (const ca of ['garbage', new TextEncoder().encode('garbage'), pki.ca.cert.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!')]) {
+    assert.throws(() => new KubeClient({ server: proxy.url, tls: { ca } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /CA/.test(e.message), String(ca));
+  }
   assert.throws(() => new KubeClient({ server: sim, transport: 'fetch', tls: { ca: pki.ca.cert } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /Node transport/.test(e.message));
   assert.throws(() => new KubeClient({ server: sim, transport: 'carrier-pigeon' as 'fetch' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
 });
