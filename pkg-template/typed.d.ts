@@ -51,8 +51,12 @@ export interface InformerHandlers<T> {
   add: (obj: T) => void;
   /** An object changed: the cached old version, then the new one. */
   update: (oldObj: T, newObj: T) => void;
-  /** An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it). */
-  delete: (obj: T) => void;
+  /**
+   * An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it).
+   * `finalStateUnknown` is true when the delete was not seen but inferred, because a relist no longer had the object
+   * (client-go's `DeletedFinalStateUnknown`): the object may be stale.
+   */
+  delete: (obj: T, finalStateUnknown: boolean) => void;
   /**
    * A handler threw, an object could not be cached (the error has its
    * `key`), or a list failed or the server refused a watch (the informer

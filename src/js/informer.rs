@@ -202,8 +202,12 @@ export interface EventHandlers<T extends KubeObject = KubeObject> {
   add?: ((obj: T) => void) | undefined;
   /** An object changed: the cached old version, then the new one. */
   update?: ((oldObj: T, newObj: T) => void) | undefined;
-  /** An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it). */
-  delete?: ((obj: T) => void) | undefined;
+  /**
+   * An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it).
+   * `finalStateUnknown` is true when the delete was not seen but inferred, because a relist no longer had the object
+   * (client-go's `DeletedFinalStateUnknown`): the object may be stale.
+   */
+  delete?: ((obj: T, finalStateUnknown: boolean) => void) | undefined;
 }
 
 export declare interface KubeError {
@@ -799,7 +803,11 @@ fn call_js(f: &Function, n: &Notification) -> Result<JsValue, JsValue> {
     match n {
         Notification::Add(o, _) => f.call1(&JsValue::NULL, &to_js(o)),
         Notification::Update(old, new) => f.call2(&JsValue::NULL, &to_js(old), &to_js(new)),
-        Notification::Delete(d) => f.call1(&JsValue::NULL, &deleted_js(d)),
+        Notification::Delete(d) => f.call2(
+            &JsValue::NULL,
+            &deleted_js(d),
+            &JsValue::from_bool(matches!(d, DeltaObject::Tombstone(_))),
+        ),
     }
 }
 

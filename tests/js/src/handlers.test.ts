@@ -240,3 +240,42 @@ test('an async handler that rejects is reported to error listeners, and the othe
     factory.shutdown();
   }
 });
+
+test('a delete seen on the watch is final; one a relist infers says its final state is unknown', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 2, pods: 40, seed: 31 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const deletes: [string, boolean][] = [];
+    pods.on('delete', (o, finalStateUnknown) => void deletes.push([keyOf(o), finalStateUnknown]));
+    const viaReg: boolean[] = [];
+    pods.addEventHandler({ delete: (_o, unknown) => void viaReg.push(unknown) });
+    factory.start();
+    await pods.waitForSync();
+    // Seen on the watch.
+    const victim = pods.getSnapshot()[0]!;
+    await client.resource({ version: 'v1', resource: 'pods' }).delete(victim.metadata.name, victim.metadata.namespace);
+    await until(() => deletes.length === 1);
+    assert.deepEqual(deletes, [[keyOf(victim), false]]);
+    // Missed: the watch is down (every API request fails) while pods go, and the
+    // history is compacted, so the informer relists and infers the deletes.
+    const before = new Set(pods.getSnapshot().map(keyOf));
+    await sim('/sim/faults', { status500: 100000 });
+    await sim('/sim/drop-watches', {});
+    await sim('/sim/churn/steps', { steps: 60, seed: 32 });
+    await sim('/sim/compact', {});
+    await sim('/sim/faults/clear', {});
+    const want = await simState();
+    const gone = [...before].filter((k) => !(k in want)).sort();
+    assert.ok(gone.length > 0, 'the churn deleted some pods');
+    await until(() => JSON.stringify(Object.keys(cacheState(pods.getSnapshot())).sort()) === JSON.stringify(Object.keys(want).sort()), 30_000);
+    await until(() => deletes.length === 1 + gone.length);
+    assert.deepEqual(deletes.slice(1).map(([k]) => k).sort(), gone);
+    assert.ok(deletes.slice(1).every(([, unknown]) => unknown), JSON.stringify(deletes));
+    assert.deepEqual(viaReg, [false, ...gone.map(() => true)]);
+  } finally {
+    await sim('/sim/faults/clear', {});
+    factory.shutdown();
+  }
+});
