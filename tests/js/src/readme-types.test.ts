@@ -39,7 +39,7 @@ function typecheck(group: Block[], options: ts.CompilerOptions): string[] {
       writeFileSync(f, b.code);
       return f;
     });
-    const program = ts.createProgram(files, { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: false, target: ts.ScriptTarget.ES2022, ...options });
+    const program = ts.createProgram(files, { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noEmit: true, skipLibCheck: false, target: ts.ScriptTarget.ES2022, ...options });
     return ts.getPreEmitDiagnostics(program).map((d) => {
       const file = d.file?.fileName ?? '';
       const i = files.indexOf(file);
