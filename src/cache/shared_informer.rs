@@ -240,8 +240,11 @@ impl DeltaHandler for Fanout {
     fn on_update(&self, old: &KubeObject, new: &KubeObject) {
         // The same version again (a resync, or a relist that found it
         // unchanged): only handlers that asked for resyncs hear of it.
-        let sync = old.same_version(new);
-        if !sync {
+        // Handlers hear of an update under the same version only if they
+        // asked for resyncs (client-go's `isSync`, by resourceVersion alone);
+        // the diff reports it when the content changed.
+        let sync = old.resource_version() == new.resource_version();
+        if !sync || !old.same_content(new) {
             self.2.tell(Applied::Updated(old, new));
         }
         self.0

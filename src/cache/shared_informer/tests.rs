@@ -1273,9 +1273,61 @@ fn a_change_under_the_same_resource_version_is_a_change() {
         *log.borrow(),
         vec!["add a@1 initial", "update a@1->1", "update a@1->1"]
     );
-    // The very same bytes again: the handler hears of the event (client-go
-    // hands on every watch update), the diff has nothing to show.
+    // The very same bytes again: the diff has nothing to show; the handler
+    // hears of it, as a syncing listener (listeners start syncing, as
+    // client-go's do, and this one has no resync period to end it).
     r.send(WatchEvent::Modified(spec(3)));
     assert_eq!(observed.borrow().len(), 2);
     assert_eq!(log.borrow().len(), 4);
+}
+
+/// A relisted copy of a version the watch delivered is the same version even
+/// without the `kind` and `apiVersion` the API server leaves out of a list's
+/// items: the cache keeps its copy and the diff reports nothing.
+#[test]
+fn a_relisted_copy_without_kind_and_api_version_is_the_same_version() {
+    let watched = |rv: u64| {
+        KubeObject::from_json(
+            format!(r#"{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"a","namespace":"ns","resourceVersion":"{rv}"}},"spec":{{"x":1}}}}"#)
+                .as_bytes(),
+        )
+        .unwrap()
+    };
+    let listed = |rv: u64, x: u64| {
+        KubeObject::from_json(
+            format!(r#"{{"metadata":{{"name":"a","namespace":"ns","resourceVersion":"{rv}"}},"spec":{{"x":{x}}}}}"#)
+                .as_bytes(),
+        )
+        .unwrap()
+    };
+    let r = rig(vec![
+        page("1", vec![listed(1, 1)]),
+        page("2", vec![listed(2, 1)]),
+        page("2", vec![listed(2, 9)]),
+    ]);
+    let observed: Log = Rc::default();
+    let o = observed.clone();
+    r.inf.observe(Rc::new(move |c| {
+        if let Applied::Updated(_, new) = c {
+            o.borrow_mut()
+                .push(new.field_text("spec.x").unwrap_or_default());
+        }
+    }));
+    r.inf.start();
+    run_until_stalled();
+    r.send(WatchEvent::Modified(watched(2)));
+    assert_eq!(*observed.borrow(), vec!["1"]);
+    let stored = r.inf.store().get_by_key("ns/a").expect("cached");
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    let kept = r.inf.store().get_by_key("ns/a").expect("cached");
+    assert!(kept.ptr_eq(&stored), "the watched copy is kept");
+    assert_eq!(kept.kind(), "Pod");
+    assert_eq!(observed.borrow().len(), 1, "nothing changed");
+    // The same version with other content is a change, kind or not.
+    r.send(gone());
+    r.clock.advance(Duration::from_secs(1));
+    run_until_stalled();
+    assert_eq!(*observed.borrow(), vec!["1", "9"]);
 }

@@ -249,12 +249,37 @@ impl KubeObject {
     }
 
     /// Whether `other` is this very version: the same handle, or the same
-    /// `resourceVersion` with the same bytes. A server that changes an object
-    /// without a new version (an aggregated API, a proxy) is believed, as
-    /// client-go stores what it is sent.
+    /// `resourceVersion` with the [same content](Self::same_content). A
+    /// server that changes an object without a new version (an aggregated
+    /// API, a proxy) is believed, as client-go stores what it is sent.
     pub fn same_version(&self, other: &KubeObject) -> bool {
         self.ptr_eq(other)
-            || (self.resource_version() == other.resource_version() && self.raw() == other.raw())
+            || (self.resource_version() == other.resource_version() && self.same_content(other))
+    }
+
+    /// Whether `other` has the same members with the same bytes, where a
+    /// top-level `apiVersion` or `kind` only one of the two has does not
+    /// count: the API server leaves them out of a list's items and sends them
+    /// with watch events, so a relisted copy of a watched version would
+    /// otherwise differ.
+    pub fn same_content(&self, other: &KubeObject) -> bool {
+        if self.ptr_eq(other) || self.raw() == other.raw() {
+            return true;
+        }
+        if self.layout().is_empty() || other.layout().is_empty() {
+            return false;
+        }
+        let agree = |a: &str, b: &str| a == b || a.is_empty() || b.is_empty();
+        agree(self.api_version(), other.api_version())
+            && agree(self.kind(), other.kind())
+            && self.untyped_members().eq(other.untyped_members())
+    }
+
+    /// Top-level members but `apiVersion` and `kind`, in document order.
+    fn untyped_members(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        (0..)
+            .map_while(move |i| self.member(i))
+            .filter(|(k, _)| *k != "apiVersion" && *k != "kind")
     }
 
     /// A handle that does not keep this version alive.

@@ -35,7 +35,8 @@ async function main(): Promise<void> {
     if (!key) return { requeueAfterMs: 1000 };
   });
   for await (const ev of client.resource({ version: 'v1', resource: 'pods', namespace: 'default' }).watch({ allowWatchBookmarks: true })) {
-    console.log(ev.type, ev.object.metadata.name);
+    // A bookmark carries only a resourceVersion: the union says so.
+    console.log(ev.type, ev.type === 'BOOKMARK' ? ev.object.metadata.resourceVersion : ev.object.metadata.name);
     break;
   }
 }
