@@ -305,7 +305,7 @@ impl ListerWatcher for ResourceListWatch {
         // retried by the client, or a blip would start a long list over.
         let request = move |r: Request| {
             if first_page {
-                r.server_errors_to_caller()
+                r.server_errors_to_caller().network_errors_to_caller()
             } else {
                 r
             }
@@ -376,6 +376,7 @@ impl ListerWatcher for ResourceListWatch {
             .api
             .collection_request(Request::get())
             .server_errors_to_caller()
+            .network_errors_to_caller()
             .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             plain = plain.idle_timeout(d);

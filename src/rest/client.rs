@@ -482,8 +482,12 @@ impl Client {
                 Err(e) => e,
             };
             let may_retry = if req.is_retryable() {
-                is_retryable_error(&err)
-                    && (!req.leaves_server_errors_to_caller() || server_asked_to_retry(&err))
+                let to_caller = if err.is_network() {
+                    req.leaves_network_errors_to_caller()
+                } else {
+                    req.leaves_server_errors_to_caller()
+                };
+                is_retryable_error(&err) && (!to_caller || server_asked_to_retry(&err))
             } else {
                 server_asked_to_retry(&err)
             };

@@ -76,6 +76,7 @@ pub struct Request {
     watch: bool,
     retry_non_idempotent: bool,
     server_errors_to_caller: bool,
+    network_errors_to_caller: bool,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     error: Option<String>,
@@ -100,6 +101,7 @@ impl Request {
             watch: false,
             retry_non_idempotent: false,
             server_errors_to_caller: false,
+            network_errors_to_caller: false,
             timeout: None,
             idle_timeout: None,
             error: None,
@@ -286,16 +288,30 @@ impl Request {
         self
     }
 
-    /// Return a 5xx, a 429 or a failed connection at once unless the server
-    /// asks for a retry (`Retry-After`): client-go's rest client retries only
-    /// what the server asked for and, for GETs, connections reset mid-way,
-    /// which a browser's `fetch` cannot tell from a refused one. For a caller
-    /// with a retry loop of its own (a reflector), whose status should show a
-    /// failure as it happens rather than after the client's retries.
+    /// Return a 5xx or a 429 at once unless the server asks for a retry
+    /// (`Retry-After`), as client-go's rest client does. For a caller with a
+    /// retry loop of its own (a reflector), whose status should show a server
+    /// failure as it happens rather than after the client's retries, or one
+    /// that can do without the answer (a discovery document of one group).
     #[must_use]
     pub fn server_errors_to_caller(mut self) -> Self {
         self.server_errors_to_caller = true;
         self
+    }
+
+    /// Return a failed connection at once too: client-go's rest client
+    /// retries only connections reset mid-way, which a browser's `fetch`
+    /// cannot tell from a refused one. For a caller with a retry loop of its
+    /// own (a reflector), so that an unreachable server shows at once.
+    #[must_use]
+    pub fn network_errors_to_caller(mut self) -> Self {
+        self.network_errors_to_caller = true;
+        self
+    }
+
+    /// Whether [`network_errors_to_caller`](Self::network_errors_to_caller) was set.
+    pub fn leaves_network_errors_to_caller(&self) -> bool {
+        self.network_errors_to_caller
     }
 
     /// Whether [`server_errors_to_caller`](Self::server_errors_to_caller) was set.

@@ -617,20 +617,29 @@ fn server_errors_to_caller_leaves_unasked_server_failures_to_the_caller() {
     assert!(r.borrow_mut().take().expect("done").is_ok());
 }
 
-/// ... and so does a failed connection (an unreachable server shows in the
-/// reflector's status at once, not after the client's retries).
+/// A failed connection goes to the caller at once only when it asks for that
+/// too (a reflector: an unreachable server shows in its status at once); a
+/// caller that only takes server errors (a discovery document) still gets
+/// the client's retries.
 #[test]
-fn server_errors_to_caller_leaves_a_failed_connection_to_the_caller() {
-    let (c, t, _clock) = setup(config());
-    let list = Request::get()
-        .namespace("ns")
-        .resource("pods")
-        .server_errors_to_caller();
-    t.push_error(Error::network("connection refused"));
-    t.push(pod("a"));
-    let r = start(async move { c.send_bytes(&list).await });
-    run_until_stalled();
-    assert_eq!(t.request_count(), 1);
-    let got = r.borrow_mut().take().expect("done at once");
-    assert!(got.is_err_and(|e| e.is_network()));
+fn network_errors_to_caller_leaves_a_failed_connection_to_the_caller() {
+    for (to_caller, requests, ok) in [(true, 1, false), (false, 2, true)] {
+        let (c, t, clock) = setup(config());
+        let mut list = Request::get()
+            .namespace("ns")
+            .resource("pods")
+            .server_errors_to_caller();
+        if to_caller {
+            list = list.network_errors_to_caller();
+        }
+        t.push_error(Error::network("connection refused"));
+        t.push(pod("a"));
+        let r = start(async move { c.send_bytes(&list).await });
+        run_until_stalled();
+        clock.advance(Duration::from_secs(5));
+        run_until_stalled();
+        assert_eq!(t.request_count(), requests);
+        let got = r.borrow_mut().take().expect("done");
+        assert_eq!(got.is_ok(), ok, "{got:?}");
+    }
 }
