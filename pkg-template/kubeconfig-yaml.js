@@ -158,7 +158,8 @@ function blockScalar(header, lines, at, indent, lineNo) {
     const raw = lines[end];
     const spaces = /^ */.exec(raw)[0].length;
     if (raw.trim() === '') {
-      body.push('');
+      // Spaces beyond the content's indentation are text (a literal's " " line).
+      body.push(contentIndent > 0 && spaces > contentIndent ? raw.slice(contentIndent) : '');
       continue;
     }
     if (contentIndent === 0) {
@@ -229,6 +230,28 @@ function splitKey(s, lineNo) {
   return [s.slice(0, m.index).trim(), s.slice(m.index + 1).trim()];
 }
 
+// Where a block scalar's header (`|`, `>-`, `|2`, ...) stands on a line:
+// alone, after `- ` (items nest), or after `key:`; and the column its
+// indentation counts from (the key's, or the item's dash).
+function blockHeader(content, indent, lineNo) {
+  let rest = content;
+  let column = indent;
+  for (;;) {
+    if (rest[0] === '|' || rest[0] === '>') return { at: content.length - rest.length, header: rest, column };
+    if (rest === '-' || rest.startsWith('- ')) {
+      const item = rest.slice(1).trimStart();
+      const itemColumn = indent + content.length - item.length;
+      rest = item;
+      // A header right after the dash counts from the dash; a key's, from the key.
+      if (rest[0] !== '|' && rest[0] !== '>') column = itemColumn;
+      continue;
+    }
+    const kv = splitKey(rest, lineNo);
+    if (kv && (kv[1][0] === '|' || kv[1][0] === '>')) return { at: content.length - kv[1].length, header: kv[1], column };
+    return null;
+  }
+}
+
 /** Parse a kubeconfig's YAML (or JSON) text. Throws a SyntaxError on anything outside the supported subset. */
 export function parseKubeconfigYaml(text) {
   const src = text.replace(/^\uFEFF/, '');
@@ -237,44 +260,61 @@ export function parseKubeconfigYaml(text) {
   const blocks = [];
   let docs = 0;
   const raws = src.split(/\r?\n/);
+  // The newline ending the last line starts no line of its own.
+  if (raws.length > 1 && raws[raws.length - 1] === '') raws.pop();
+  // Blank and comment lines dropped before the next kept line: a plain
+  // scalar continued over them keeps a newline per blank line, and a comment
+  // ends it.
+  let blanks = 0;
+  let comment = false;
   for (let n = 0; n < raws.length; n++) {
     const raw = raws[n];
     const lineNo = n + 1;
     const indentMatch = /^[ ]*/.exec(raw)[0].length;
     if (raw[indentMatch] === '\t') fail(lineNo, 'tabs are not allowed in indentation');
     let content = stripComment(raw.slice(indentMatch), lineNo);
-    if (content === '') continue;
+    if (content === '') {
+      if (raw.trim() === '') blanks++;
+      else comment = true;
+      continue;
+    }
     if (indentMatch === 0 && (content === '---' || content.startsWith('--- '))) {
       if (++docs > 1 || lines.length > 0) fail(lineNo, 'only one YAML document is supported');
       if (content.slice(3).trim() !== '') fail(lineNo, 'content after `---` is not supported');
       continue;
     }
     if (indentMatch === 0 && (content === '...' || content.startsWith('%'))) fail(lineNo, 'YAML directives and document ends are not supported');
-    // `key: |2` or `- >-`: the block scalar's lines are read here, raw.
-    const header = /(^-[ ]+|^|:[ ]+)([|>][0-9+-]*)$/.exec(content);
-    if (header && (header[1] !== '' || content === header[2])) {
-      const [value, next] = blockScalar(header[2], raws, n, indentMatch, lineNo);
-      content = content.slice(0, header.index + header[1].length) + BLOCK + blocks.length;
+    const line = { indent: indentMatch, text: content, lineNo, blanks, comment };
+    blanks = 0;
+    comment = false;
+    // `key: |2`, `- >-` or `- key: |`: the block scalar's lines are read here, raw.
+    const block = blockHeader(content, indentMatch, lineNo);
+    if (block) {
+      const [value, next] = blockScalar(block.header, raws, n, block.column, lineNo);
+      line.text = content.slice(0, block.at) + BLOCK + blocks.length;
       blocks.push(value);
-      lines.push({ indent: indentMatch, text: content, lineNo });
       n = next - 1;
-      continue;
     }
-    lines.push({ indent: indentMatch, text: content, lineNo });
+    lines.push(line);
   }
   let pos = 0;
 
   // A plain scalar continued on more indented lines (go-yaml folds long
-  // ones): the lines joined by spaces.
+  // ones): the lines joined by spaces (a blank line between two is a
+  // newline). A comment or a `key: value` line is not part of it.
   const continued = (text, indent, lineNo) => {
-    const v = inline(text, lineNo, blocks);
-    if (typeof v !== 'string' || /^["'[{\0]/.test(text)) return v;
-    let out = v;
-    while (pos < lines.length && lines[pos].indent > indent && !/^["'[{]/.test(text)) {
-      out += ' ' + lines[pos].text;
+    if (/^["'[{\0]/.test(text)) return inline(text, lineNo, blocks);
+    // As YAML: `a: b: c` is an error, not the string "b: c".
+    if (/:(\s|$)/.test(text)) fail(lineNo, 'a plain value cannot hold `: ` (quote it)');
+    let out = text;
+    while (pos < lines.length && lines[pos].indent > indent) {
+      const l = lines[pos];
+      if (l.comment || l.text[0] === BLOCK || splitKey(l.text, l.lineNo)) break;
+      out += l.blanks > 0 ? '\n'.repeat(l.blanks) : ' ';
+      out += l.text;
       pos++;
     }
-    return out;
+    return out === text ? inline(text, lineNo, blocks) : plain(out, lineNo);
   };
 
   const isItem = (l) => l.text === '-' || l.text.startsWith('- ');

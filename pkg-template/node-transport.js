@@ -166,22 +166,27 @@ export function nodeTransport(options = {}) {
       throw new Error('the client key does not match the client certificate');
     }
   }
-  // A CA that is not PEM would otherwise be ignored and every connection fail
-  // as "self-signed certificate"; client-go refuses it when loading too.
-  for (const ca of t.ca === undefined ? [] : Array.isArray(t.ca) ? t.ca : [t.ca]) {
-    const text = typeof ca === 'string' ? ca : Buffer.from(ca).toString('latin1');
-    const pems = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
-    if (!pems) throw new Error('the CA (tls.ca, certificate-authority) holds no PEM certificate');
-    for (const pem of pems) {
-      try {
-        new X509Certificate(pem);
-      } catch (e) {
-        throw new Error(`a CA certificate (tls.ca, certificate-authority) cannot be read: ${e.message}`);
+  // The CA certificates, as Go's AppendCertsFromPEM reads a bundle: PEM
+  // blocks that do not parse are skipped, and a bundle with none is refused
+  // (client-go too); otherwise every connection would fail as "self-signed".
+  let ca;
+  if (t.ca !== undefined) {
+    ca = [];
+    for (const one of Array.isArray(t.ca) ? t.ca : [t.ca]) {
+      const text = typeof one === 'string' ? one : Buffer.from(one).toString('latin1');
+      for (const pem of text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []) {
+        try {
+          new X509Certificate(pem);
+          ca.push(pem);
+        } catch {
+          // skipped, as Go skips it
+        }
       }
     }
+    if (ca.length === 0) throw new Error('the CA (tls.ca, certificate-authority) holds no readable PEM certificate');
   }
   // One secure context for every connection: the CA bundle is parsed once.
-  const secureContext = tls.createSecureContext({ ca: t.ca, cert: t.cert, key: t.key });
+  const secureContext = tls.createSecureContext({ ca, cert: t.cert, key: t.key });
   const httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   const httpsAgent = new https.Agent({
     keepAlive: true,

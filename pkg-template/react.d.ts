@@ -6,7 +6,7 @@ import type { Informer, InformerFactory, InformerOptions, KubeObject, ListFilter
  * mounted (the same handle for every component asking for the same options;
  * StrictMode's double mount opens no second watch). Unmounting releases it:
  * the informer stops watching after the factory's `releaseGraceMs` unless
- * something else holds it. Functions in `opts` are taken from the first caller.
+ * something else holds it. Functions in `opts` are the first caller's (later mounts' inline ones are not compared).
  */
 export declare function useInformer<T extends KubeObject = KubeObject>(factory: InformerFactory, opts: InformerOptions<T>): Informer<T>;
 

@@ -122,7 +122,9 @@ function handlePool(factory) {
  * mounted; the same handle for every component asking for the same options.
  * Unmounting releases it: the informer stops watching after the factory's
  * `releaseGraceMs` unless something else holds it. Functions in `opts`
- * (`transform`, `indexers`) are taken from the first caller, as the factory does.
+ * (`transform`, `indexers`) are the first caller's for as long as the factory
+ * lives: later callers' functions, inline in a component and new at every
+ * mount, are not compared (the factory itself would refuse a different one).
  */
 export function useInformer(factory, opts) {
   const key = optionsKey(opts);

@@ -39,8 +39,8 @@ export interface ObjectMeta {
 
 /** Any Kubernetes object. Bring precise typings (e.g. `kubernetes-types`) through the generic parameters. */
 export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
   metadata: ObjectMeta;
   [field: string]: unknown;
 }
@@ -164,9 +164,12 @@ export interface WatchBookmark {
   metadata: { resourceVersion: string; annotations?: Record<string, string> };
 }
 
+/** `T` without the members `K` (unlike `Omit`, it keeps the named members of a type with an index signature). */
+type Without<T, K> = { [P in keyof T as P extends K ? never : P]: T[P] };
+
 /** What `create` takes: an object whose name may be left to the server through `metadata.generateName`. */
-export type NewObject<T extends KubeObject = KubeObject> = Omit<T, 'metadata'> & {
-  metadata: Omit<T['metadata'], 'name'> & { name?: string | undefined; generateName?: string | undefined };
+export type NewObject<T extends KubeObject = KubeObject> = Without<T, 'metadata'> & {
+  metadata: Without<T['metadata'], 'name'> & { name?: string | undefined; generateName?: string | undefined };
 };
 
 /** Options of writes. */

@@ -94,7 +94,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * Waits between attempts after an error or a relist (client-go's defaults:
    * 800 ms doubling to 30 s, each wait up to twice its base at random).
    */
-  backoff?: { initialMs?: number; capMs?: number } | undefined;
+  backoff?: { initialMs?: number | undefined; capMs?: number | undefined } | undefined;
   /**
    * Label keys to index (e.g. `['app']`): listers and scoped views answer an
    * equality selector on them (`app=web`, with or without a namespace) from
@@ -125,7 +125,7 @@ export interface InformerFactoryOptions {
    * ever hashed; required with a `tokenProvider`); writes happen at most
    * once per `intervalMs` (default 1,000) per informer.
    */
-  persist?: { name: string; identity?: string; intervalMs?: number } | undefined;
+  persist?: { name: string; identity?: string | undefined; intervalMs?: number | undefined } | undefined;
   /**
    * Where this factory's informers get their data, repeated in each
    * informer's `status.host` (`kubewasm/shared` sets it).
@@ -205,7 +205,8 @@ export interface EventHandlers<T extends KubeObject = KubeObject> {
   /**
    * An object went away: its last known version (only `metadata.namespace` and `name` when the cache never had it).
    * `finalStateUnknown` is true when the delete was not seen but inferred, because a relist no longer had the object
-   * (client-go's `DeletedFinalStateUnknown`): the object may be stale.
+   * (client-go's `DeletedFinalStateUnknown`): the object may be stale. Behind `kubewasm/shared` the worker's relists
+   * reach a tab as plain deletes (`false`).
    */
   delete?: ((obj: T, finalStateUnknown: boolean) => void) | undefined;
 }

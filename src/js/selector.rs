@@ -23,8 +23,8 @@ export interface LabelSelectorObject {
     /** `In`, `NotIn`, `Exists` or `DoesNotExist`; any other is an `Invalid` error. */
     operator: string;
     /** Non-empty for `In`/`NotIn`, empty or absent otherwise. */
-    values?: string[];
-  }>;
+    values?: string[] | undefined;
+  }> | undefined;
 }
 "#;
 

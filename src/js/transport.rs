@@ -66,7 +66,7 @@ export interface Transport {
   /** Send one request; resolve once the response headers are in. */
   request(req: TransportRequest): Promise<TransportResponse>;
   /** What an informer's `status.transport` calls the watches this transport carries (at most 64 characters; default `custom`). */
-  readonly name?: string;
+  readonly name?: string | undefined;
 }
 
 /**

@@ -119,6 +119,11 @@ test('create takes generateName without a name; a server error carries its typed
     assert.equal(e.status?.details?.name, made.metadata.name);
   }
   await cms.delete(made.metadata.name);
+  // The input type still checks the members it names.
+  // @ts-expect-error apiVersion is a string
+  void (() => cms.create({ apiVersion: 5, metadata: { generateName: 'x-' } }));
+  // @ts-expect-error labels map to strings
+  void (() => cms.create({ metadata: { generateName: 'x-', labels: 7 } }));
 });
 
 test('watch is an async iterable and break aborts the request', async () => {

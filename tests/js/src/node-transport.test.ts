@@ -42,6 +42,9 @@ test('https with a CA bundle: list, and an informer that follows a change over t
   const client = new KubeClient({ server: proxy.url, token, tls: { ca: pki.ca.cert } });
   const list = await pods(client).list({});
   assert.ok(list.items.length > 0);
+  // A bundle with a certificate that does not parse: skipped, the others trusted (Go's AppendCertsFromPEM).
+  const bundle = `${pki.ca.cert.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!')}\n${pki.ca.cert}`;
+  assert.ok((await pods(new KubeClient({ server: proxy.url, token, tls: { ca: bundle } })).list({ limit: 1 })).items.length > 0);
   const factory = new InformerFactory(client);
   const cms = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default' });
   factory.start();
@@ -98,8 +101,9 @@ test('client certificates: required by the server, sent from cert and key; witho
 test('TLS material that cannot be loaded, and tls beside a fetch transport, are Invalid at construction', () => {
   assert.throws(() => new KubeClient({ server: proxy.url, tls: { cert: pki.client.cert, key: 'not a key' } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /tls/.test(e.message));
   assert.throws(() => new KubeClient({ server: proxy.url, tls: { cert: pki.client.cert, key: pki.stranger.key } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
-  // A CA that is not PEM (client-go: "unable to load root certificates"), or a damaged one.
-  for (const ca of ['garbage', new TextEncoder().encode('garbage'), pki.ca.cert.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!')]) {
+  // A CA that holds no readable PEM certificate (client-go: "unable to load root certificates").
+  const damaged = pki.ca.cert.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!');
+  for (const ca of ['garbage', new TextEncoder().encode('garbage'), damaged, [damaged, 'garbage']]) {
     assert.throws(() => new KubeClient({ server: proxy.url, tls: { ca } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /CA/.test(e.message), String(ca));
   }
   assert.throws(() => new KubeClient({ server: sim, transport: 'fetch', tls: { ca: pki.ca.cert } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /Node transport/.test(e.message));
