@@ -342,3 +342,35 @@ test('errors are KubeError Invalid: a failing plugin (not retried), unknown cont
   assert.equal((await loadKubeconfig({ paths: write('no-scheme', noScheme) })).server, 'https://127.0.0.1:6443');
   assert.equal((await loadKubeconfig({ paths: write('no-scheme', noScheme), context: 'p' })).server, 'http://localhost:8001');
 });
+
+test('the kubeconfig YAML reader: block and folded scalars as the YAML spec reads them, and what it refuses', async () => {
+  // Not an export of the package: the file it loads, by path.
+  const file = new URL('../node_modules/kubewasm/kubeconfig-yaml.js', import.meta.url).href;
+  const { parseKubeconfigYaml: parse } = (await import(file)) as { parseKubeconfigYaml: (text: string) => unknown };
+  const cases: [string, unknown][] = [
+    ['a: |\n  x\n', { a: 'x\n' }],
+    ['a: |-\n  x\n', { a: 'x' }],
+    ['a: |+\n  x\n', { a: 'x\n' }],
+    ['a: |+\n  x\n\n', { a: 'x\n\n' }],
+    ['a: |\n  x\n   \n  y\n', { a: 'x\n \ny\n' }],
+    ['a: |\n  x\n  # text, not a comment\n', { a: 'x\n# text, not a comment\n' }],
+    ['a: |2\n\n    indented\n', { a: '\n  indented\n' }],
+    ['- key: |2\n      x\n', [{ key: '  x\n' }]],
+    ['k:\n- |\n  x\n  y\n', { k: ['x\ny\n'] }],
+    ['key:\t|\n  x\n', { key: 'x\n' }],
+    ['b: >-\n  one\n  two\n\n  three\n   more\n  back\n', { b: 'one two\nthree\n more\nback' }],
+    ['a: |\nb: 1\n', { a: '', b: '1' }],
+    ['a: one\n  two\n\n  three\n', { a: 'one two\nthree' }],
+    ['a: null\n  x\n', { a: 'null x' }],
+    ['a: "q: |"\nb: [x, "|"]\n', { a: 'q: |', b: ['x', '|'] }],
+  ];
+  for (const [text, want] of cases) assert.deepEqual(parse(text), want, JSON.stringify(text));
+  for (const [text, why] of [
+    ['user: u\n      namespace: ns\n', /line 2: unexpected indentation/],
+    ['a: one\n  # a comment ends it\n  two\n', /line 3: unexpected indentation/],
+    ['a: b: |\n  x\n', /line 1: a plain value cannot hold/],
+    ['a: |x\n  y\n', /line 1: bad block scalar header/],
+  ] as const) {
+    assert.throws(() => parse(text), (e: unknown) => e instanceof SyntaxError && why.test(e.message), JSON.stringify(text));
+  }
+});
