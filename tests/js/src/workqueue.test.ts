@@ -1,7 +1,7 @@
 // WorkQueue from TypeScript, through the package's Node entry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WorkQueue, KubeError } from 'kubewasm';
+import { WorkQueue, KubeError, keyOf, splitKey } from 'kubewasm';
 
 test('duplicates collapse and a key is handed out once until done', async () => {
   const q = new WorkQueue({ name: 'dedup' });
@@ -110,4 +110,19 @@ test('a reconcile that returns something other than a ReconcileResult is reporte
   assert.equal(errors.length, 2);
   for (const e of errors) assert.ok(e instanceof KubeError && e.reason === 'Invalid' && /reconcile returned/.test(e.message), String(e));
   assert.equal(q.numRequeues('k'), 0, 'forgotten after the success');
+});
+
+test('keyOf and splitKey agree with the cache keys (client-go MetaNamespaceKeyFunc, SplitMetaNamespaceKey)', () => {
+  assert.equal(keyOf({ metadata: { namespace: 'default', name: 'web' } }), 'default/web');
+  assert.equal(keyOf({ metadata: { name: 'node-1' } }), 'node-1');
+  assert.equal(keyOf({ metadata: { namespace: '', name: 'node-1' } }), 'node-1');
+  assert.deepEqual(splitKey('default/web'), { namespace: 'default', name: 'web' });
+  assert.deepEqual(splitKey('node-1'), { name: 'node-1' });
+  for (const key of ['a/b/c', '//']) {
+    assert.throws(() => splitKey(key), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.message.includes(key), key);
+  }
+  for (const bad of [{ metadata: {} }, {}, null, { metadata: { name: 7 } }] as unknown[]) {
+    assert.throws(() => keyOf(bad as { metadata: { name: string } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid', JSON.stringify(bad));
+  }
+  assert.throws(() => splitKey(5 as unknown as string), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
 });
