@@ -57,6 +57,11 @@ pub trait ListerWatcher {
     fn last_transport(&self) -> Option<crate::rest::TransportChoice> {
         None
     }
+    /// How long a watch may go without a byte before it is opened again
+    /// (`None`: no watchdog).
+    fn watch_idle_timeout(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// Which objects a [`ResourceListWatch`] covers: a resource, a namespace
@@ -400,6 +405,10 @@ impl ListerWatcher for ResourceListWatch {
 
     fn last_transport(&self) -> Option<crate::rest::TransportChoice> {
         self.transport.borrow().clone()
+    }
+
+    fn watch_idle_timeout(&self) -> Option<Duration> {
+        self.idle_timeout
     }
 
     fn supports_watch_list(&self) -> bool {

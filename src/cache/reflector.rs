@@ -356,10 +356,26 @@ impl Reflector {
 
     fn set_phase(&self, phase: Phase) {
         let rv = self.last_sync_resource_version();
+        // Entering `watching` (a watch connecting after a list, or a stream
+        // beginning) is when the watchdog's clock starts, for a status read
+        // to tell a host that stopped running the informer from a quiet
+        // watch (`InformerStatus::stalled`).
+        let watching = (phase == Phase::Watching).then(|| {
+            (
+                self.clock.wall_millis(),
+                self.lw
+                    .watch_idle_timeout()
+                    .map(|d| d.as_secs_f64() * 1000.0),
+            )
+        });
         self.status.update(|s| {
             s.phase = phase;
             s.next_retry_at_ms = None;
             s.resource_version = rv;
+            if let Some((since, idle)) = watching {
+                s.watching_since_ms = Some(since);
+                s.watch_idle_ms = idle;
+            }
         });
     }
 

@@ -94,6 +94,32 @@ pub struct InformerStatus {
     /// Wall-clock ms at which the restored objects were stored; set from a
     /// warm start until a watch or list has confirmed the cache.
     pub stored_at_ms: Option<f64>,
+    /// Wall-clock ms at which the informer last entered `watching` (a
+    /// watch connecting after a list, or a watch stream beginning).
+    pub watching_since_ms: Option<f64>,
+    /// How long the watch may go without a byte before its watchdog opens
+    /// it again (ms); `None` when it has no watchdog.
+    pub watch_idle_ms: Option<f64>,
+}
+
+/// How late a watchdog may fire (a busy or throttled host) before a watch it
+/// should have reopened counts as stalled.
+const WATCHDOG_SLACK_MS: f64 = 60_000.0;
+
+impl InformerStatus {
+    /// Whether the watch has gone quiet for longer than its own watchdog
+    /// allows, so the host stopped running the informer's timers (in
+    /// workerd: the request that started it ended). A status read at
+    /// `now_ms` (wall clock) tells; the informer cannot notice by itself.
+    pub fn stalled(&self, now_ms: f64) -> bool {
+        let (Phase::Watching, Some(idle), Some(opened)) =
+            (self.phase, self.watch_idle_ms, self.watching_since_ms)
+        else {
+            return false;
+        };
+        let active = self.last_event_at_ms.map_or(opened, |e| e.max(opened));
+        now_ms - active > idle + WATCHDOG_SLACK_MS
+    }
 }
 
 /// An error as the status shows it.
@@ -254,6 +280,43 @@ impl StatusCell {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    /// A watch quiet for longer than its watchdog allows (plus slack) is
+    /// stalled; one with a recent event, or reopened, or not watching, is not.
+    #[test]
+    fn stalled_when_the_watchdog_should_have_fired_long_ago() {
+        let s = InformerStatus {
+            phase: Phase::Watching,
+            watching_since_ms: Some(1_000.0),
+            watch_idle_ms: Some(90_000.0),
+            ..Default::default()
+        };
+        let limit = 1_000.0 + 90_000.0 + WATCHDOG_SLACK_MS;
+        assert!(!s.stalled(limit));
+        assert!(s.stalled(limit + 1.0));
+        let recent = InformerStatus {
+            last_event_at_ms: Some(100_000.0),
+            ..s.clone()
+        };
+        assert!(!recent.stalled(limit + 1.0), "an event since");
+        assert!(recent.stalled(100_000.0 + 90_000.0 + WATCHDOG_SLACK_MS + 1.0));
+        for other in [
+            InformerStatus {
+                phase: Phase::Backoff,
+                ..s.clone()
+            },
+            InformerStatus {
+                watch_idle_ms: None,
+                ..s.clone()
+            },
+            InformerStatus {
+                watching_since_ms: None,
+                ..s.clone()
+            },
+        ] {
+            assert!(!other.stalled(f64::MAX), "{other:?}");
+        }
+    }
 
     #[test]
     fn status_update_notifies_quiet_does_not_and_unsubscribe_stops() {

@@ -181,8 +181,14 @@ export interface InformerStatus {
   transport?: WatchCarrier;
   /** Why that transport: `within-budget`, `over-budget`, `configured`, `not-limited`, `multiplexed`, `websocket-failed`, ... */
   transportReason?: string;
-  /** Set when the per-origin connection budget decided the transport. */
+  /** Set when the per-origin connection budget decided the transport, or when the informer is `stalled`. */
   warning?: string;
+  /**
+   * True while `phase` says `watching` but the watch has been quiet for longer than its own idle limit allows
+   * (90 s, plus a minute's slack): the host stopped running the informer's timers. In workerd this is an
+   * informer that outlived the request that started it. Read when the status is read; no `status` event marks it.
+   */
+  stalled?: boolean;
   /** Present while a slow handler holds the informer back: its backlog and the bound. */
   heldBack?: { pending: number; limit: number };
   eventsApplied: number;
@@ -952,6 +958,18 @@ fn status_to_js(s: &InformerStatus) -> JsValue {
     }
     if let Some(w) = &s.warning {
         set("warning", w.as_str().into());
+    }
+    if s.stalled(js_sys::Date::now()) {
+        set("stalled", true.into());
+        if s.warning.is_none() {
+            set(
+                "warning",
+                "no watch activity for longer than the watch's own idle limit: the host stopped \
+                 running this informer (in workerd, an informer outlives the request that started \
+                 it; keep it in a Durable Object)"
+                    .into(),
+            );
+        }
     }
     if let Some(t) = s.stored_at_ms {
         set("storedAt", t.into());

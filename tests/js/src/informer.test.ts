@@ -445,3 +445,26 @@ test('an index function may return undefined, null or one string; indexValues li
   lister.free();
   factory.shutdown();
 });
+
+test('status.stalled: a watch quiet for longer than its own watchdog allows says the host stopped running it', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 5, seed: 3 });
+  const factory = new InformerFactory(client);
+  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  factory.start();
+  await pods.waitForSync();
+  await until(() => pods.status.phase === 'watching');
+  assert.equal(pods.status.stalled, undefined);
+  // Read as if the host had run nothing for 3 minutes (the watchdog allows 90 s, plus a minute).
+  const realNow = Date.now;
+  Date.now = () => realNow() + 180_000;
+  let later;
+  try {
+    later = pods.status;
+  } finally {
+    Date.now = realNow;
+  }
+  factory.shutdown();
+  assert.equal(later.stalled, true, JSON.stringify(later));
+  assert.match(later.warning ?? '', /stopped running this informer/);
+  assert.equal(later.phase, 'watching');
+});
