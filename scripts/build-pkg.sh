@@ -77,6 +77,20 @@ for target in web bundler; do
     if (js.split(from).length !== 2 || !js.includes("import { makeKubeError")) { console.error(`build-pkg: ${file}: expected one _assertClass throw and makeKubeError imported`); process.exit(1); }
     fs.writeFileSync(file, js.replace(from, to));
   ' "pkg/$target/$([ "$target" = web ] && echo kubewasm.js || echo kubewasm_bg.js)"
+  # The web build's default `init()` fetches the .wasm beside it; Node's
+  # `fetch` cannot read a file: URL, and its bare "fetch failed" says nothing
+  # of why. The failure names the way that works instead.
+  if [ "$target" = web ]; then
+    node -e '
+      const fs = require("fs");
+      const from = "        module_or_path = fetch(module_or_path);";
+      const to = "        const source = module_or_path;\n        module_or_path = fetch(source).catch((e) => { const url = String(source.url ?? source); throw url.startsWith(\"file:\") ? makeKubeError(`cannot fetch ${url} (${e?.message ?? e}): in Node, import the package itself (its Node entry loads the module), or pass the module: init({ module_or_path: bytes })`, 0, \"Invalid\") : e; });";
+      const file = process.argv[1];
+      const js = fs.readFileSync(file, "utf8");
+      if (js.split(from).length !== 2) { console.error(`build-pkg: ${file}: expected one fetch of module_or_path`); process.exit(1); }
+      fs.writeFileSync(file, js.replace(from, to));
+    ' pkg/web/kubewasm.js
+  fi
   exports="export * from './kubewasm.js';"
   # The web target's default export is its init function.
   [ "$target" = web ] && exports="$exports

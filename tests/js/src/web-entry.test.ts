@@ -17,3 +17,13 @@ test("the web entry's client lists over fetch and refuses transport 'node' and t
   assert.throws(() => new WebKubeClient({ server, transport: 'node' }), (e: unknown) => invalid(e) && /Node entry/.test((e as Error).message));
   assert.throws(() => new WebKubeClient({ server, tls: { insecureSkipTlsVerify: true } }), invalid);
 });
+
+test("the web entry's init() in Node, which cannot fetch a file: URL, says what to do instead", { skip: 'Bun' in globalThis || 'Deno' in globalThis }, async () => {
+  const { execFileSync } = await import('node:child_process');
+  const script = "import init from 'kubewasm/web'; try { await init(); console.log('loaded'); } catch (e) { console.log(JSON.stringify([e.constructor.name, e.reason, e.message])); }";
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+  const [name, reason, message] = JSON.parse(out) as [string, string, string];
+  assert.equal(name, 'KubeError');
+  assert.equal(reason, 'Invalid');
+  assert.match(message, /^cannot fetch file:.*kubewasm_bg\.wasm .*in Node, import the package itself/);
+});
