@@ -199,18 +199,7 @@ pub struct Reflector {
 
 /// client-go's `isTooLargeResourceVersionError` (RL-06).
 pub(crate) fn is_too_large_resource_version(e: &Error) -> bool {
-    const PHRASE: &str = "Too large resource version";
-    let Some(a) = e.api() else { return false };
-    let causes = a
-        .details
-        .as_ref()
-        .map(|d| d.causes.as_slice())
-        .unwrap_or(&[]);
-    if causes.iter().any(|c| c.reason == "ResourceVersionTooLarge") {
-        return true;
-    }
-    let timeout = a.code == 504 || a.reason == "Timeout";
-    timeout && (a.message.contains(PHRASE) || causes.iter().any(|c| c.message.contains(PHRASE)))
+    e.is_too_large_resource_version()
 }
 
 /// A 410 whose reason is `Expired` (PG-04: `Gone` does not count for continue tokens).
@@ -463,6 +452,13 @@ impl Reflector {
             };
             if let Err(e) = cycle {
                 self.report(&e);
+                // The server is up and answering, only not at our version
+                // (expired, or ahead of a server whose versions went
+                // backwards): the next list goes back to the first step, not
+                // the one an outage left the backoff at.
+                if e.is_gone() || e.is_too_large_resource_version() {
+                    backoff.restart();
+                }
             }
             self.back_off(&mut backoff, None).await;
         }

@@ -487,7 +487,12 @@ impl Client {
                 } else {
                     req.leaves_server_errors_to_caller()
                 };
-                is_retryable_error(&err) && (!to_caller || server_asked_to_retry(&err))
+                // A version newer than the server has is the caller's to
+                // handle (a reflector lists at the newest instead): waiting
+                // cannot help a server whose versions went backwards.
+                is_retryable_error(&err)
+                    && (!to_caller
+                        || (server_asked_to_retry(&err) && !err.is_too_large_resource_version()))
             } else {
                 server_asked_to_retry(&err)
             };

@@ -433,6 +433,24 @@ impl Error {
         matches!(self.api(), Some(a) if a.code >= 500)
     }
 
+    /// The server's answer to a resourceVersion newer than it has (client-go's
+    /// `isTooLargeResourceVersionError`): a `ResourceVersionTooLarge` cause,
+    /// or a 504 `Timeout` saying "Too large resource version".
+    pub fn is_too_large_resource_version(&self) -> bool {
+        const PHRASE: &str = "Too large resource version";
+        let Some(a) = self.api() else { return false };
+        let causes = a
+            .details
+            .as_ref()
+            .map(|d| d.causes.as_slice())
+            .unwrap_or(&[]);
+        if causes.iter().any(|c| c.reason == "ResourceVersionTooLarge") {
+            return true;
+        }
+        let timeout = a.code == 504 || a.reason == "Timeout";
+        timeout && (a.message.contains(PHRASE) || causes.iter().any(|c| c.message.contains(PHRASE)))
+    }
+
     /// A network failure (no HTTP response).
     pub fn is_network(&self) -> bool {
         matches!(self, Error::Network { .. })

@@ -55,6 +55,12 @@ impl BackoffManager {
         }
     }
 
+    /// Back to the first step.
+    pub(crate) fn restart(&mut self) {
+        self.step = 0;
+        self.last_reset = self.clock.now();
+    }
+
     /// The next wait, advancing one step.
     pub(crate) fn next_delay(&mut self) -> Duration {
         let now = self.clock.now();

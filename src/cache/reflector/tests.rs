@@ -957,3 +957,33 @@ fn back_pressure_stops_reading_the_watch_until_the_queue_drains() {
     }
     assert_eq!(r.indexer.len(), 10);
 }
+
+/// A server that answers again, but not at our version (expired, or a
+/// server whose versions went backwards), is listed from at the first
+/// backoff step, not the step an outage left the backoff at.
+#[test]
+fn an_answer_not_at_our_version_after_an_outage_lists_at_the_first_backoff_step() {
+    let mut opts = Rig::opts();
+    opts.backoff.factor = 2.0;
+    opts.backoff.max = Duration::from_secs(30);
+    let mut r = Rig::new(opts);
+    r.lw.push_list(Ok(page("5", vec![], None)));
+    // The outage: three failed connections (waits of 1, 2 and 4 s), then
+    // the server is back without our version.
+    for _ in 0..3 {
+        r.lw.push_watch_error(Error::network("connection refused"));
+    }
+    r.lw.push_watch_error(api_err(410, "Gone"));
+    r.lw.push_list(Ok(page("9", vec![], None)));
+    r.start();
+    for s in [1.0, 2.0, 4.0] {
+        r.advance(s);
+    }
+    let lists = |r: &Rig| r.calls().iter().filter(|c| c.starts_with("LIST")).count();
+    assert_eq!(lists(&r), 1, "{:?}", r.calls());
+    assert_eq!(r.errors.borrow().len(), 1, "the 410 reached the handler");
+    // The next step would be 8 s; the list comes after the first one.
+    r.advance(1.0);
+    assert_eq!(lists(&r), 2, "{:?}", r.calls());
+    assert_eq!(r.status().phase, Phase::Watching);
+}

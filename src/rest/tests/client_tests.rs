@@ -610,11 +610,30 @@ fn server_errors_to_caller_leaves_unasked_server_failures_to_the_caller() {
     // Asked to retry: it is.
     t.push(FakeResponse::status(503, "ServiceUnavailable", "later").header("Retry-After", "1"));
     t.push(pod("a"));
-    let r = start(async move { c.send_bytes(&list).await });
+    let c2 = c.clone();
+    let l2 = list.clone();
+    let r = start(async move { c2.send_bytes(&l2).await });
     clock.advance(Duration::from_secs(1));
     run_until_stalled();
     assert_eq!(t.request_count(), 3);
     assert!(r.borrow_mut().take().expect("done").is_ok());
+    // A version newer than the server has, even with Retry-After: the
+    // caller's (a reflector lists at the newest; waiting cannot help a
+    // server whose versions went backwards).
+    t.push(
+        FakeResponse::status(
+            504,
+            "Timeout",
+            "Too large resource version: 90, current: 12",
+        )
+        .header("Retry-After", "1"),
+    );
+    t.push(pod("a"));
+    let r = start(async move { c.send_bytes(&list).await });
+    run_until_stalled();
+    assert_eq!(t.request_count(), 4);
+    let e = r.borrow_mut().take().expect("done at once").unwrap_err();
+    assert!(e.is_too_large_resource_version(), "{e:?}");
 }
 
 /// A failed connection goes to the caller at once only when it asks for that

@@ -39,7 +39,7 @@ function onePodServer() {
   return { transport, next };
 }
 
-test('a diff per frame for 4,000 frames: the JS heap does not grow with them', async () => {
+test('a diff per frame for 8,000 frames: the JS heap does not grow with them', async () => {
   const server = onePodServer();
   const factory = new InformerFactory(new KubeClient({ server: 'http://scripted.invalid', transport: server.transport }));
   const pods = factory.informer({ version: 'v1', resource: 'pods' });
@@ -57,11 +57,13 @@ test('a diff per frame for 4,000 frames: the JS heap does not grow with them', a
   await frames(500);
   gc();
   const before = process.memoryUsage().heapUsed;
-  await frames(4000);
+  await frames(8000);
+  gc();
   gc();
   const grown = process.memoryUsage().heapUsed - before;
   factory.shutdown();
-  assert.equal(pods.status.eventsApplied >= 4500, true);
-  // A closure kept per frame is ~250 bytes of heap: 1 MB for these frames.
-  assert.ok(grown < 300_000, `the heap grew ${grown} bytes over 4,000 frames`);
+  assert.equal(pods.status.eventsApplied >= 8500, true);
+  // A closure kept per frame is ~290 bytes of heap (measured: 1.17 MB over
+  // 4,000 frames), 2.3 MB for these; without one the heap moves by ~0.3 MB.
+  assert.ok(grown < 1_000_000, `the heap grew ${grown} bytes over 8,000 frames`);
 });
