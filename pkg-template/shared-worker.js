@@ -304,7 +304,8 @@ class Scope {
     const err = s.lastError;
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
-    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 500, (err?.code && err.reason) || 'InternalError', err?.message ?? 'the watch failed');
+    // A server that cannot be reached (no HTTP status) is a 503 to the tabs, not a 500.
+    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed');
   }
 
   failWatches(code, reason, message) {
@@ -582,8 +583,8 @@ async function serve(tab, m) {
     const { phase, lastError: err } = scope.informer.status;
     if (phase === 'backoff' && err && (!scope.synced || REFUSED.includes(err.code))) {
       // A failure without a response (reason `Network`, code 0) reaches the
-      // tab as the worker's own 500, with the upstream reason in the text.
-      r.error(err.code || 500, (err.code && err.reason) || 'InternalError', upstreamMessage(err.code, err.reason, err.message));
+      // tab as a 503 (the server cannot be reached), with the upstream reason in the text.
+      r.error(err.code || 503, (err.code && err.reason) || 'ServiceUnavailable', upstreamMessage(err.code, err.reason, err.message));
       return;
     }
     // (`ready` only before the sync: once resolved it would not wait at all.)
