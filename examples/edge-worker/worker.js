@@ -127,16 +127,19 @@ export class ClusterCache {
     if (parts[0] === 'pods' && (parts.length === 1 || parts.length === 3)) {
       // An unsynced cache would answer "no pods" or 404 for pods that exist.
       if (!this.pods.hasSynced) return json({ error: 'the cache is still syncing' }, 503, { 'retry-after': '1' });
+      // Answers come from the cache even while it cannot reach the API
+      // server: say whether it is live, so a caller can tell stale data.
+      const live = { 'x-cache-phase': this.pods.status.phase };
       if (parts.length === 3) {
         const pod = this.pods.lister().get(parts[2], parts[1]);
-        return pod ? json(pod) : json({ error: 'not found' }, 404);
+        return pod ? json(pod, 200, live) : json({ error: 'not found' }, 404, live);
       }
       try {
         const items = this.pods.lister().list({
           namespace: url.searchParams.get('namespace') || undefined,
           labelSelector: url.searchParams.get('labelSelector') || undefined,
         });
-        return json({ items: items.map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name, resourceVersion: p.metadata.resourceVersion })) });
+        return json({ items: items.map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name, resourceVersion: p.metadata.resourceVersion })) }, 200, live);
       } catch (e) {
         // A malformed selector: the parser's message is about the caller's own input.
         if (e instanceof KubeError && (e.reason === 'Invalid' || e.reason === 'BadRequest')) {

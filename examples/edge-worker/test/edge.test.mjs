@@ -108,6 +108,25 @@ test('after churn and a dropped watch, answers catch up with the sim', async () 
   assert.ok(status.pods.reconnects + status.pods.relists >= 1, `the dropped watch was re-opened: ${JSON.stringify(status.pods)}`);
 });
 
+test('answers from a cache that cannot reach the API server say so: x-cache-phase', async () => {
+  await until(async () => (await get(simUrl, '/sim/stats')).openWatches >= 10, 20_000, 'every watch open');
+  const phase = async () => (await fetch(`${edgeUrl}/pods`, { headers: auth })).headers.get('x-cache-phase');
+  assert.equal(await phase(), 'watching');
+  // Every API request fails from here: the watch is dropped and cannot come back.
+  await post('/sim/faults', { latencyMs: 150, status500: 1000000 });
+  await post('/sim/drop-watches');
+  try {
+    await until(async () => (await phase()) !== 'watching', 20_000, 'the phase leaving watching');
+    const r = await fetch(`${edgeUrl}/pods/default/nope`, { headers: auth });
+    assert.equal(r.status, 404);
+    assert.notEqual(r.headers.get('x-cache-phase'), 'watching');
+    assert.equal((await fetch(`${edgeUrl}/pods`, { headers: auth })).status, 200, 'still answered from the cache');
+  } finally {
+    await post('/sim/faults', { latencyMs: 150 });
+  }
+  await until(async () => (await phase()) === 'watching', 40_000, 'watching again');
+});
+
 test('every request needs the shared secret: missing or wrong is 401 and reveals nothing', async () => {
   const stats = await get(simUrl, '/sim/stats');
   const sent = [
