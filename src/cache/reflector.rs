@@ -440,6 +440,7 @@ impl Reflector {
         );
         let mut first = true;
         let mut watch_only = resume && !self.last_sync_resource_version().is_empty();
+        let mut missed_before = false;
         loop {
             if !first {
                 self.status.quiet(|s| s.relists += 1);
@@ -450,16 +451,22 @@ impl Reflector {
             } else {
                 self.list_and_watch(&mut backoff).await
             };
+            let version_missed = match &cycle {
+                Err(e) => e.is_gone() || e.is_too_large_resource_version(),
+                Ok(()) => false,
+            };
             if let Err(e) = cycle {
                 self.report(&e);
-                // The server is up and answering, only not at our version
-                // (expired, or ahead of a server whose versions went
-                // backwards): the next list goes back to the first step, not
-                // the one an outage left the backoff at.
-                if e.is_gone() || e.is_too_large_resource_version() {
-                    backoff.restart();
-                }
             }
+            // The server is up and answering, only not at our version
+            // (expired, or ahead of a server whose versions went backwards):
+            // the next list goes back to the first step, not the one an
+            // outage left the backoff at. Only the first time in a row: a
+            // server answering so every time still backs off as it grows.
+            if version_missed && !missed_before {
+                backoff.restart();
+            }
+            missed_before = version_missed;
             self.back_off(&mut backoff, None).await;
         }
     }

@@ -987,3 +987,31 @@ fn an_answer_not_at_our_version_after_an_outage_lists_at_the_first_backoff_step(
     assert_eq!(lists(&r), 2, "{:?}", r.calls());
     assert_eq!(r.status().phase, Phase::Watching);
 }
+
+/// ... but a server that answers 410 to every watch is not relisted from
+/// every second: only the first such answer in a row restarts the backoff.
+#[test]
+fn a_server_answering_every_watch_with_410_still_meets_a_growing_backoff() {
+    let mut opts = Rig::opts();
+    opts.backoff.factor = 2.0;
+    opts.backoff.max = Duration::from_secs(30);
+    let mut r = Rig::new(opts);
+    for _ in 0..6 {
+        r.lw.push_list(Ok(page("5", vec![], None)));
+        r.lw.push_watch_error(api_err(410, "Gone"));
+    }
+    r.start();
+    let lists = |r: &Rig| r.calls().iter().filter(|c| c.starts_with("LIST")).count();
+    // Waits of 1 (restarted), 2, 4, 8 s between the lists, not 1 s each.
+    let mut seen = vec![lists(&r)];
+    for _ in 0..15 {
+        r.advance(1.0);
+        seen.push(lists(&r));
+    }
+    assert_eq!(
+        seen,
+        vec![1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5],
+        "{:?}",
+        r.calls()
+    );
+}
