@@ -359,12 +359,9 @@ impl Discovery {
             let req = Request::get()
                 .path(format!("/apis/{gv}"))
                 .server_errors_to_caller();
-            match self.client.send_bytes(&req).await {
-                Ok(body) => match parse_resource_list(&body, preferred) {
-                    Ok(list) => out.extend(list),
-                    Err(_) => continue,
-                },
-                Err(_) => continue,
+            let body = self.client.send_bytes(&req).await;
+            if let Ok(list) = body.and_then(|b| parse_resource_list(&b, preferred)) {
+                out.extend(list);
             }
         }
         Ok(out)

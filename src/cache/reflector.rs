@@ -197,11 +197,6 @@ pub struct Reflector {
     stored: Cell<bool>,
 }
 
-/// client-go's `isTooLargeResourceVersionError` (RL-06).
-pub(crate) fn is_too_large_resource_version(e: &Error) -> bool {
-    e.is_too_large_resource_version()
-}
-
 /// A 410 whose reason is `Expired` (PG-04: `Gone` does not count for continue tokens).
 fn is_expired(e: &Error) -> bool {
     e.reason() == Some("Expired") || (e.code() == Some(410) && e.reason() != Some("Gone"))
@@ -644,7 +639,7 @@ impl Reflector {
                 }
                 Err(e)
                     if (e.is_gone()
-                        || is_too_large_resource_version(&e)
+                        || e.is_too_large_resource_version()
                         || self.refused_stored_version(&e, &rv))
                         && !self.state.borrow().rv_unavailable =>
                 {

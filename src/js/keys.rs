@@ -43,15 +43,8 @@ pub fn split_key(
     #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
 ) -> Result<JsValue, JsValue> {
     let key = options::string_arg(&key, "key")?;
-    let (ns, name) = match key.split_once('/') {
-        None => ("", key.as_str()),
-        Some((_, name)) if name.contains('/') => {
-            let mut msg = String::from("splitKey: not a namespace/name key: ");
-            msg.push_str(&key);
-            return Err(KubeErrorInit::invalid(msg).into());
-        }
-        Some(parts) => parts,
-    };
+    let (ns, name) = crate::cache::split_key(&key)
+        .map_err(|e| JsValue::from(KubeErrorInit::invalid(format!("splitKey: {e}"))))?;
     let out = Object::new();
     if !ns.is_empty() {
         let _ = Reflect::set(&out, &"namespace".into(), &ns.into());

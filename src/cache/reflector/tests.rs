@@ -343,7 +343,7 @@ fn rl_06_too_large_resource_version_recognition() {
         }),
         ..Default::default()
     });
-    assert!(is_too_large_resource_version(&cause));
+    assert!(cause.is_too_large_resource_version());
     let by_cause_message = Error::from_status(Status {
         code: 504,
         reason: "Timeout".into(),
@@ -356,15 +356,15 @@ fn rl_06_too_large_resource_version_recognition() {
         }),
         ..Default::default()
     });
-    assert!(is_too_large_resource_version(&by_cause_message));
+    assert!(by_cause_message.is_too_large_resource_version());
     let by_message = Error::from_status(Status {
         code: 504,
         message: "Timeout: Too large resource version: 9, current: 3".into(),
         ..Default::default()
     });
-    assert!(is_too_large_resource_version(&by_message));
-    assert!(!is_too_large_resource_version(&api_err(504, "Timeout")));
-    assert!(!is_too_large_resource_version(&Error::network("x")));
+    assert!(by_message.is_too_large_resource_version());
+    assert!(!api_err(504, "Timeout").is_too_large_resource_version());
+    assert!(!Error::network("x").is_too_large_resource_version());
 }
 
 #[test]

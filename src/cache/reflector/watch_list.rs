@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use super::{
-    is_internal, is_too_large_resource_version, BackoffManager, Reflector, VERY_SHORT_WATCH,
-};
+use super::{is_internal, BackoffManager, Reflector, VERY_SHORT_WATCH};
 use crate::cache::delta_fifo::SkippedObject;
 use crate::cache::keys::object_key;
 use crate::cache::list_watch::EventStream;
@@ -86,7 +84,7 @@ impl Reflector {
         if e.is_too_many_requests() || e.is_network() {
             return Attempt::BackOff(e.retry_after());
         }
-        if (e.is_gone() || is_too_large_resource_version(e)) && !self.state.borrow().rv_unavailable
+        if (e.is_gone() || e.is_too_large_resource_version()) && !self.state.borrow().rv_unavailable
         {
             self.state.borrow_mut().rv_unavailable = true;
             return Attempt::Again;
