@@ -228,6 +228,11 @@ class Scope {
     this.live = true;
     /** Requests waiting for the upstream informer to watch again. */
     this.waiting = [];
+    /**
+     * Tabs already given the upstream error since it last watched: their
+     * next requests wait instead, so they carry on the moment it recovers.
+     */
+    this.told = new Set();
     /** Tabs expected back, with the timer that gives up on each. */
     this.expected = new Map();
     this.reg = this.informer.addEventHandler({
@@ -297,11 +302,14 @@ class Scope {
     this.relists = s.relists;
     this.live = s.phase === 'watching';
     if (this.live) {
+      this.told.clear();
       for (const wake of this.waiting.splice(0)) wake();
       return;
     }
     if (!this.synced) return;
     const err = s.lastError;
+    // Waiting requests look again: a failure is theirs to tell (see `serve`).
+    if (s.phase === 'backoff' && was !== 'backoff') for (const wake of this.waiting.splice(0)) wake();
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
     // A server that cannot be reached (no HTTP status) is a 503 to the tabs, not a 500.
@@ -309,7 +317,10 @@ class Scope {
   }
 
   failWatches(code, reason, message) {
-    for (const w of [...this.watches]) w.fail(code, reason, upstreamMessage(code, reason, message));
+    for (const w of [...this.watches]) {
+      this.told.add(w.tab);
+      w.fail(code, reason, upstreamMessage(code, reason, message));
+    }
   }
 
   /** Resolves once the upstream informer watches again (or after `ms`, to look again). */
@@ -572,7 +583,8 @@ async function serve(tab, m) {
   // Answer once the upstream informer has synced and is watching: before
   // that, nothing (the tab's informer keeps what it has and shows what it
   // waits for), or the server's error while it backs off (before the first
-  // sync any error; later only a refusal, which retrying does not cure).
+  // sync any error; later a refusal, which retrying does not cure, and any
+  // other error once per outage for each tab).
   for (;;) {
     if (r.closed) return;
     if (scope.synced && scope.live) break;
@@ -581,7 +593,13 @@ async function serve(tab, m) {
       return;
     }
     const { phase, lastError: err } = scope.informer.status;
-    if (phase === 'backoff' && err && (!scope.synced || REFUSED.includes(err.code))) {
+    // Once synced, a tab is told of a failing upstream once per outage (its
+    // status shows the error), then its requests wait: the relist after a
+    // compaction has no watch of the tab's to end, and an informer opened
+    // during an outage would otherwise show only that it is listing.
+    const tell = scope.synced && !scope.told.has(tab);
+    if (phase === 'backoff' && err && (!scope.synced || tell || REFUSED.includes(err.code))) {
+      if (scope.synced) scope.told.add(tab);
       // A failure without a response (reason `Network`, code 0) reaches the
       // tab as a 503 (the server cannot be reached), with the upstream reason in the text.
       r.error(err.code || 503, (err.code && err.reason) || 'ServiceUnavailable', upstreamMessage(err.code, err.reason, err.message));

@@ -253,21 +253,26 @@ test('unfiltered under churn, the row count never exceeds the total it is shown 
   await convergesToSim('state equal to the sim after the churn');
 });
 
-test('at 1,500 px a long status pill gives way and the connect button stays on screen', async () => {
-  await page.setViewportSize({ width: 1500, height: 900 });
+test('at 1,280 px the header wraps: a usual status shows in full, a long one gives way, connect stays on screen', async () => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const measure = (text) => dash((text) => {
+    const pill = document.getElementById('status');
+    if (text !== null) pill.textContent = text; // read back before the next frame rewrites it
+    const button = document.querySelector('#server-form button').getBoundingClientRect();
+    return { text: pill.textContent, buttonLeft: button.left, buttonRight: button.right, width: innerWidth, pillClipped: pill.scrollWidth > pill.clientWidth };
+  }, text);
+  await until(async () => /watching/.test(await page.textContent('#status')), 10_000, 'watching');
+  const usual = await measure(null);
+  assert.ok(!usual.pillClipped, `"${usual.text}" is shown in full`);
+  assert.ok(usual.buttonLeft >= 0 && usual.buttonRight <= usual.width, `connect button at ${usual.buttonLeft}–${usual.buttonRight} of ${usual.width}`);
   // A CRD with a long group in backoff: the widest status a real cluster shows.
   const long = 'certificatesigningrequests.certificates.k8s.io (CertificateSigningRequest): reconnecting in 30 s';
-  const layout = await dash((text) => {
-    const pill = document.getElementById('status');
-    pill.textContent = text; // read back before the next frame rewrites it
-    const button = document.querySelector('#server-form button').getBoundingClientRect();
-    const header = document.querySelector('header').getBoundingClientRect();
-    return { buttonLeft: button.left, buttonRight: button.right, width: innerWidth, headerRight: header.right, pillClipped: pill.scrollWidth > pill.clientWidth };
-  }, long);
+  const layout = await measure(long);
   assert.ok(layout.buttonLeft >= 0 && layout.buttonRight <= layout.width, `connect button at ${layout.buttonLeft}–${layout.buttonRight} of ${layout.width}`);
   assert.ok(layout.pillClipped, 'the long text is cut short (ellipsis), not laid out in full');
   await until(async () => (await page.getAttribute('#status', 'title')).startsWith(await page.textContent('#status')), 5_000, 'the pill\'s title carries its full text');
   assert.ok(await page.isVisible('#server-form button'));
+  await page.setViewportSize({ width: 1500, height: 900 });
 });
 
 test('a forced compaction causes a relist and the table ends equal to the sim\'s state', async () => {

@@ -150,6 +150,47 @@ test('the worker relists after a compaction and the tabs converge', async () => 
   await a.page.close();
 });
 
+test('a tab that opens while the worker backs off is told the upstream error once, then waits and syncs', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1) });
+  await converged([a.page], 'synced');
+  const left = async () => (await sim.call('/sim/faults')).status500.count;
+  await sim.call('/sim/faults', { status500: { count: 1_000_000 } });
+  const b = await browser.context.newPage();
+  try {
+    await sim.call('/sim/drop-watches', {});
+    // The worker's watch fails and it backs off; A is told through its watch.
+    await until(async () => (await a.page.evaluate(() => window.__kw.infs[0].status)).phase === 'backoff', 20_000, 'A backs off');
+    await until(async () => (await left()) < 1_000_000, 20_000, 'the worker meets the failing server');
+    // B's informer starts on the synced scope, which is not live.
+    await b.goto(BLANK());
+    await b.evaluate(async (sc) => {
+      const s = await import('/plain/pkg/shared.js');
+      const conn = await s.connectShared({ client: { server: location.origin } });
+      const inf = conn.factory.informer(sc);
+      conn.factory.start();
+      window.__kw = { conn, infs: [inf] };
+    }, SCOPES[0]);
+    const status = () => b.evaluate(() => window.__kw.infs[0].status);
+    await until(async () => (await status()).lastError !== undefined, 20_000, 'B\'s status shows the upstream error');
+    const told = await status();
+    assert.match(told.lastError.message, /upstream/);
+    assert.equal(told.synced, false);
+    // Told once: B's next list waits for the worker instead of failing again.
+    await until(async () => (await status()).phase === 'listing', 20_000, 'B lists again, waiting for the worker');
+    const before = await left();
+    await until(async () => (await left()) <= before - 2, 30_000, 'the worker fails twice more');
+    const waiting = await status();
+    assert.equal(waiting.phase, 'listing');
+    assert.equal(waiting.lastError.at, told.lastError.at, 'no second error while B waits');
+  } finally {
+    await sim.call('/sim/faults/clear', {});
+  }
+  await sim.call('/sim/churn/steps', { steps: 10, seed: 16 });
+  await converged([a.page, b], 'both tabs equal the sim once the worker watches again');
+  await a.page.close();
+  await b.close();
+});
+
 test('tabs outlive their shared worker: when it dies they start another and converge', async () => {
   const a = await tab({ scopes: SCOPES.slice(0, 1) });
   const b = await tab({ scopes: SCOPES.slice(0, 1) });

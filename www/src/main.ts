@@ -78,8 +78,13 @@ export function phaseText(s: InformerStatus, now: number): string {
   switch (s.phase) {
     case 'backoff':
       return s.nextRetryAt !== undefined ? `reconnecting in ${Math.max(0, Math.ceil((s.nextRetryAt - now) / 1000))} s` : 'reconnecting';
-    case 'listing':
-      return s.relists > 0 ? 'relisting' : s.synced ? 'listing' : 'initial list';
+    case 'listing': {
+      const what = s.relists > 0 ? 'relisting' : s.synced ? 'listing' : 'initial list';
+      // A list that waits (on a server that is down, or a shared worker that
+      // backs off) says why, from the error it met last.
+      const err = s.lastError;
+      return err !== undefined && now - err.at < 60_000 ? `${what} · ${err.reason || 'error'} ${ago(err.at, now)}` : what;
+    }
     case 'stored':
       // Rows from the copy in IndexedDB: not live yet.
       return `stored copy from ${ago(s.storedAt, now)}`;
