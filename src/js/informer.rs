@@ -348,6 +348,10 @@ struct State {
     catching_up: Cell<bool>,
     /// When the catch-up began (ms): diffs are held at most `MAX_CATCH_UP_MS`.
     catching_since: Cell<f64>,
+    /// The informer's relists when diffs last looked: a new one is held as a
+    /// catch-up, since a relist applies what it listed before the deletes of
+    /// what it no longer has, and a diff between the two would show both.
+    relists_seen: Cell<u64>,
     /// Started from a stored copy: once it is no longer only stored, the
     /// catch-up (watch replay or relist) is held as one diff.
     warm: Rc<Cell<bool>>,
@@ -445,6 +449,7 @@ impl State {
             released: Cell::new(false),
             grace_task: RefCell::new(None),
             catching_up: Cell::new(false),
+            relists_seen: Cell::new(0),
             catching_since: Cell::new(0.0),
             warm,
             persist,
@@ -610,6 +615,10 @@ impl State {
             self.deliver();
             self.begin_catch_up();
             return;
+        }
+        let relists = self.inf.status().with(|s| s.relists);
+        if relists != self.relists_seen.replace(relists) {
+            self.begin_catch_up();
         }
         if self.catching_up.get() {
             let st = self.inf.status_snapshot();

@@ -351,6 +351,40 @@ test('1,000 events inside one frame reach subscribers as one diff with exactly t
   }
 });
 
+test('a relist reaches subscribers as one diff: never the union of what it replaced and what it listed', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 2, pods: 1500, seed: 31 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    await pods.waitForSync();
+    const shown = new Set(pods.getSnapshot().map((o) => `${o.metadata.namespace}/${o.metadata.name}`));
+    let largest = shown.size;
+    const diffs: Diff[] = [];
+    pods.subscribe((d) => {
+      diffs.push(d);
+      for (const k of d.added) shown.add(k);
+      for (const k of d.removed) shown.delete(k);
+      largest = Math.max(largest, shown.size);
+    });
+    // The re-watch is held back while every pod is replaced and the history
+    // compacted, so the informer lists again: 1,500 new pods, 1,500 gone.
+    await sim('/sim/faults', { latencyMs: 1000 });
+    await sim('/sim/drop-watches', {});
+    await sim('/sim/seed', { namespaces: 2, pods: 1500, seed: 32 });
+    await sim('/sim/compact', {});
+    await until(() => pods.status.relists > 0, 15_000);
+    await sim('/sim/faults/clear', {});
+    const want = Object.keys(await simState()).sort();
+    await until(() => shown.size === want.length && want.every((k) => shown.has(k)), 30_000);
+    assert.ok(largest <= 1500, `a diff showed ${largest} pods of a 1,500-pod cluster`);
+    assert.ok(diffs.some((d) => d.removed.length === 1500 && d.added.length >= 1400), 'one diff swapped the population');
+  } finally {
+    factory.shutdown();
+  }
+});
+
 test('a request that never reached a server shows in status.lastError with the reason a thrown KubeError has', async () => {
   // Nothing listens on port 1: every connection is refused.
   const nowhere = new KubeClient({ server: 'http://127.0.0.1:1', maxRetries: 0 });
