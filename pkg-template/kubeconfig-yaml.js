@@ -15,6 +15,18 @@ const fail = (line, msg) => {
   throw new YamlError(`line ${line}: ${msg}`);
 };
 
+// Deeper nesting is refused: a kubeconfig is a few levels deep, and the
+// reader recurses once per level.
+const MAX_DEPTH = 1000;
+const tooDeep = (line) => fail(line, `nesting deeper than ${MAX_DEPTH} levels`);
+
+// A key written into a mapping as a plain own property (a key named
+// __proto__ included); a key given twice is refused, as go-yaml does.
+function setKey(out, key, value, lineNo) {
+  if (Object.prototype.hasOwnProperty.call(out, key)) fail(lineNo, `duplicate key ${JSON.stringify(key)}`);
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 // Cut a comment (`#` at the start or after whitespace, outside quotes).
 function stripComment(s, lineNo) {
   let quote = null;
@@ -60,7 +72,9 @@ function quoted(s, i, lineNo) {
       if (hex) {
         const h = s.slice(j + 1, j + 1 + hex);
         if (!/^[0-9a-fA-F]+$/.test(h) || h.length !== hex) fail(lineNo, `bad escape \\${e}${h}`);
-        out += String.fromCodePoint(parseInt(h, 16));
+        const cp = parseInt(h, 16);
+        if (cp > 0x10ffff) fail(lineNo, `bad escape \\${e}${h}: beyond U+10FFFF`);
+        out += String.fromCodePoint(cp);
         j += hex;
       } else if (e in ESCAPES) {
         out += ESCAPES[e];
@@ -86,6 +100,7 @@ function plain(s, lineNo) {
 // One-line flow collections: `[a, "b"]`, `{k: v}`, nested.
 function flow(s, lineNo) {
   let i = 0;
+  let depth = 0;
   const ws = () => { while (s[i] === ' ' || s[i] === '\t') i++; };
   const scalar = (stops) => {
     ws();
@@ -100,16 +115,17 @@ function flow(s, lineNo) {
   };
   const value = () => {
     ws();
+    if ((s[i] === '[' || s[i] === '{') && ++depth > MAX_DEPTH) tooDeep(lineNo);
     if (s[i] === '[') {
       i++;
       const out = [];
       ws();
-      if (s[i] === ']') { i++; return out; }
+      if (s[i] === ']') { i++; depth--; return out; }
       for (;;) {
         out.push(value());
         ws();
-        if (s[i] === ',') { i++; ws(); if (s[i] === ']') { i++; return out; } continue; }
-        if (s[i] === ']') { i++; return out; }
+        if (s[i] === ',') { i++; ws(); if (s[i] === ']') { i++; depth--; return out; } continue; }
+        if (s[i] === ']') { i++; depth--; return out; }
         fail(lineNo, 'unterminated flow sequence (multi-line flow is not supported)');
       }
     }
@@ -117,16 +133,16 @@ function flow(s, lineNo) {
       i++;
       const out = {};
       ws();
-      if (s[i] === '}') { i++; return out; }
+      if (s[i] === '}') { i++; depth--; return out; }
       for (;;) {
         const k = scalar([',', '}', ':']);
         ws();
         if (s[i] !== ':') fail(lineNo, 'expected `:` in a flow mapping');
         i++;
-        out[String(k)] = value();
+        setKey(out, String(k), value(), lineNo);
         ws();
-        if (s[i] === ',') { i++; ws(); if (s[i] === '}') { i++; return out; } continue; }
-        if (s[i] === '}') { i++; return out; }
+        if (s[i] === ',') { i++; ws(); if (s[i] === '}') { i++; depth--; return out; } continue; }
+        if (s[i] === '}') { i++; depth--; return out; }
         fail(lineNo, 'unterminated flow mapping (multi-line flow is not supported)');
       }
     }
@@ -319,12 +335,19 @@ export function parseKubeconfigYaml(text) {
 
   const isItem = (l) => l.text === '-' || l.text.startsWith('- ');
 
+  let depth = 0;
   function node(indent) {
     const l = lines[pos];
-    if (isItem(l)) return sequence(l.indent);
-    if (splitKey(l.text, l.lineNo)) return mapping(l.indent);
-    pos++;
-    return continued(l.text, indent, l.lineNo);
+    if (++depth > MAX_DEPTH) tooDeep(l.lineNo);
+    let v;
+    if (isItem(l)) v = sequence(l.indent);
+    else if (splitKey(l.text, l.lineNo)) v = mapping(l.indent);
+    else {
+      pos++;
+      v = continued(l.text, indent, l.lineNo);
+    }
+    depth--;
+    return v;
   }
 
   // The value of a `key:` or `-` with nothing after it: a nested node, or null.
@@ -346,11 +369,8 @@ export function parseKubeconfigYaml(text) {
       const kv = splitKey(l.text, l.lineNo);
       if (!kv) fail(l.lineNo, `expected \`key: value\`, got ${JSON.stringify(l.text)}`);
       const key = String(kv[0]);
-      if (Object.prototype.hasOwnProperty.call(out, key)) fail(l.lineNo, `duplicate key ${JSON.stringify(key)}`);
       pos++;
-      const v = kv[1] === '' ? child(indent, true) : continued(kv[1], indent, l.lineNo);
-      // A define-property write: a key named __proto__ stays a plain key.
-      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      setKey(out, key, kv[1] === '' ? child(indent, true) : continued(kv[1], indent, l.lineNo), l.lineNo);
     }
     return out;
   }

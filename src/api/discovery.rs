@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::resource::ApiResource;
 use crate::rest::{Client, Error, Reader, Request};
+use crate::rt::fx::FxHashMap;
 use crate::rt::Instant;
 use futures::future::{FutureExt, LocalBoxFuture, Shared};
 
@@ -179,11 +180,24 @@ pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<Ap
             preferred,
         });
     }
+    // Each subresource to its parent through an index: a linear search per
+    // subresource would be quadratic in what the server lists.
+    let mut by_plural: FxHashMap<&str, usize> = FxHashMap::default();
+    for (i, r) in out.iter().enumerate() {
+        by_plural.entry(r.plural.as_str()).or_insert(i);
+    }
+    let mut subs: Vec<(usize, String)> = Vec::new();
     for r in &resources {
         if let Some((parent, sub)) = r.name.split_once('/') {
-            if let Some(p) = out.iter_mut().find(|x| x.plural == parent) {
-                p.subresources.push(sub.to_owned());
+            if let Some(&i) = by_plural.get(parent) {
+                subs.push((i, sub.to_owned()));
             }
+        }
+    }
+    drop(by_plural);
+    for (i, sub) in subs {
+        if let Some(p) = out.get_mut(i) {
+            p.subresources.push(sub);
         }
     }
     Ok(out)

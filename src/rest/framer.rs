@@ -67,14 +67,14 @@ impl LineFramer {
         if !self.carry.is_empty() {
             match find_newline(rest) {
                 None => {
-                    if self.carry.len() + rest.len() > self.max + 1 {
+                    if self.carry.len() + rest.len() > self.max.saturating_add(1) {
                         return Err(Error::LineTooLong { limit: self.max });
                     }
                     self.carry.extend_from_slice(rest);
                     return Ok(());
                 }
                 Some(i) => {
-                    if self.carry.len() + i > self.max + 1 {
+                    if self.carry.len() + i > self.max.saturating_add(1) {
                         return Err(Error::LineTooLong { limit: self.max });
                     }
                     self.carry.extend_from_slice(&rest[..i]);
@@ -92,7 +92,7 @@ impl LineFramer {
             rest = &rest[i + 1..];
         }
         // +1: a `\r` before the coming `\n` does not count against the limit.
-        if rest.len() > self.max + 1 {
+        if rest.len() > self.max.saturating_add(1) {
             return Err(Error::LineTooLong { limit: self.max });
         }
         self.carry.extend_from_slice(rest);
@@ -156,6 +156,13 @@ mod tests {
             data[i] = 0x8a; // a byte that differs from \n only in the high bit
         }
         assert_eq!(find_newline(&data), None);
+    }
+
+    #[test]
+    fn no_limit_at_all_is_a_limit_of_usize_max() {
+        // A line split across chunks, with the largest limit a caller can set.
+        let lines = collect(&[b"{\"a\":", b"1}\n{", b"}"], usize::MAX).expect("ok");
+        assert_eq!(lines, vec![b"{\"a\":1}".to_vec(), b"{}".to_vec()]);
     }
 
     #[test]

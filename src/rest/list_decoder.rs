@@ -97,6 +97,25 @@ struct Extent {
     depth: usize,
     in_string: bool,
     escaped: bool,
+    /// A number or literal (it ends at the first delimiter).
+    scalar: bool,
+}
+
+/// Progress through an unfinished `"key" :`, in bytes from its opening
+/// quote, so a key (or the whitespace after it) split over many chunks is
+/// scanned once, not once per chunk.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyScan {
+    /// Where to go on.
+    next: usize,
+    /// The closing quote, once found.
+    close: Option<usize>,
+}
+
+/// JSON's whitespace (not form feed or vertical tab, as Rust's ASCII
+/// whitespace also has).
+fn json_ws(c: &u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// `metadata` of a list, as far as the pager and reflector need it.
@@ -137,6 +156,7 @@ pub struct ListDecoder {
     offset: usize,
     at: At,
     extent: Extent,
+    key_scan: KeyScan,
     list: ObjectList,
     metadata_seen: bool,
     /// Whether an `items` member was seen (a second one is refused).
@@ -179,6 +199,7 @@ impl ListDecoder {
             offset: 0,
             at: At::Open,
             extent: Extent::default(),
+            key_scan: KeyScan::default(),
             list: ObjectList::default(),
             metadata_seen: false,
             items_seen: false,
@@ -273,13 +294,22 @@ impl ListDecoder {
     }
 
     /// One token, member or item starting at `buf[pos..]`.
+    ///
+    /// Whitespace before an unfinished token is taken, so that it is not
+    /// looked at again with the next chunk; the token's own progress is kept
+    /// in `extent` and `key_scan`, relative to its start.
     fn step(&mut self, pos: usize) -> Result<Step, Error> {
         let rest = self.buf.get(pos..).unwrap_or_default();
-        let Some(ws) = rest.iter().position(|c| !c.is_ascii_whitespace()) else {
-            return Ok(Step::More);
+        let Some(ws) = rest.iter().position(|c| !json_ws(c)) else {
+            return Ok(if rest.is_empty() {
+                Step::More
+            } else {
+                Step::Took(rest.len())
+            });
         };
         let (i, c) = (pos + ws, rest[ws]);
         let took = |n: usize| Ok(Step::Took(ws + n));
+        let more = || Ok(if ws > 0 { Step::Took(ws) } else { Step::More });
         match self.at {
             At::End => Err(self.fail("trailing characters", i)),
             At::Open if c == b'{' => {
@@ -302,7 +332,7 @@ impl ListDecoder {
                     self.at = At::Value(member);
                     took(n)
                 }
-                None => Ok(Step::More),
+                None => more(),
             },
             At::Value(Member::Items) if c == b'[' => {
                 self.at = At::FirstItem;
@@ -315,7 +345,7 @@ impl ListDecoder {
                     self.at = At::AfterMember;
                     took(n)
                 }
-                None => Ok(Step::More),
+                None => more(),
             },
             At::FirstItem if c == b']' => {
                 self.at = At::AfterMember;
@@ -328,7 +358,7 @@ impl ListDecoder {
                     self.at = At::AfterItem;
                     took(n)
                 }
-                None => Ok(Step::More),
+                None => more(),
             },
             At::AfterItem => match c {
                 b',' => {
@@ -357,24 +387,48 @@ impl ListDecoder {
 
     /// A complete `"key" :` at `i`: which member, and its length with the
     /// colon and the whitespace around it. `None` until it is complete.
-    fn key(&self, i: usize) -> Result<Option<(Member, usize)>, Error> {
-        let b = &self.buf;
-        if b.get(i) != Some(&b'"') {
+    fn key(&mut self, i: usize) -> Result<Option<(Member, usize)>, Error> {
+        let b = self.buf.get(i..).unwrap_or_default();
+        if b.first() != Some(&b'"') {
             return Err(self.fail("expected a string key", i));
         }
-        let Some(close) = string_close(b, i + 1) else {
+        let mut ks = self.key_scan;
+        let close = match ks.close {
+            Some(close) => close,
+            None => match string_close(b, ks.next.max(1)) {
+                Ok(close) => {
+                    let key = b.get(..=close).unwrap_or_default();
+                    scan::check_value(key).map_err(|_| self.fail("invalid key", i))?;
+                    ks.close = Some(close);
+                    close
+                }
+                Err(next) => {
+                    self.key_scan = KeyScan { next, close: None };
+                    return Ok(None);
+                }
+            },
+        };
+        let from = ks.next.max(close + 1);
+        let after = b.get(from..).unwrap_or_default();
+        let Some(ws) = after.iter().position(|c| !json_ws(c)) else {
+            self.key_scan = KeyScan {
+                next: b.len(),
+                close: Some(close),
+            };
             return Ok(None);
         };
-        let key = b.get(i..=close).unwrap_or_default();
-        scan::check_value(key).map_err(|_| self.fail("invalid key", i))?;
-        let after = b.get(close + 1..).unwrap_or_default();
-        let Some(ws) = after.iter().position(|c| !c.is_ascii_whitespace()) else {
-            return Ok(None);
-        };
+        self.key_scan = KeyScan::default();
         if after[ws] != b':' {
-            return Err(self.fail("expected ':'", close + 1 + ws));
+            return Err(self.fail("expected ':'", i + from + ws));
         }
-        let member = match key.get(1..key.len() - 1).unwrap_or_default() {
+        // A name written with escapes is the name it spells, as Go reads it.
+        let raw = b.get(1..close).unwrap_or_default();
+        let unescaped = raw
+            .contains(&b'\\')
+            .then(|| scan::json_string(b.get(..=close).unwrap_or_default()))
+            .flatten();
+        let name = unescaped.as_ref().map_or(raw, |s| s.as_bytes());
+        let member = match name {
             b"apiVersion" => Member::ApiVersion,
             b"kind" => Member::Kind,
             b"metadata" => Member::Metadata,
@@ -386,7 +440,7 @@ impl ListDecoder {
             b"details" => Member::StatusPart("details"),
             _ => Member::Other,
         };
-        Ok(Some((member, close + 1 + ws + 1 - i)))
+        Ok(Some((member, from + ws + 1)))
     }
 
     /// The length of the value starting at `i`, once it is complete: by
@@ -401,14 +455,20 @@ impl ListDecoder {
                     e.in_string = true;
                     e.len = 1;
                 }
-                _ => {
-                    // A number or literal ends at the first delimiter.
-                    let end = b
-                        .iter()
-                        .position(|c| matches!(c, b',' | b'}' | b']') || c.is_ascii_whitespace());
-                    return Ok(end);
-                }
+                _ => e.scalar = true,
             }
+        }
+        if e.scalar {
+            // A number or literal ends at the first delimiter.
+            let rest = b.get(e.len..).unwrap_or_default();
+            let end = rest
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']') || json_ws(c));
+            self.extent = match end {
+                Some(_) => Extent::default(),
+                None => Extent { len: b.len(), ..e },
+            };
+            return Ok(end.map(|k| e.len + k));
         }
         let mut j = e.len;
         let found = loop {
@@ -512,14 +572,16 @@ impl ListDecoder {
 }
 
 /// The index of the quote that closes a string whose content starts at
-/// `from`; `None` when the input ends first.
-fn string_close(b: &[u8], from: usize) -> Option<usize> {
+/// `from`; when the input ends first, where to go on once there is more
+/// (past the end when it ends in a backslash: the escaped byte is skipped).
+fn string_close(b: &[u8], from: usize) -> Result<usize, usize> {
     let mut j = from;
     loop {
-        match *b.get(j)? {
-            b'\\' => j += 2,
-            b'"' => return Some(j),
-            _ => j += 1,
+        match b.get(j) {
+            None => return Err(j),
+            Some(b'\\') => j += 2,
+            Some(b'"') => return Ok(j),
+            Some(_) => j += 1,
         }
     }
 }

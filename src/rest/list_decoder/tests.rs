@@ -258,3 +258,53 @@ fn a_second_items_member_fails_the_list() {
     let bytes: Vec<&[u8]> = null.chunks(1).collect();
     assert!(decode_in(&bytes).is_ok());
 }
+
+#[test]
+fn a_long_key_number_or_run_of_whitespace_between_members_is_scanned_once() {
+    // Each resumes where the last chunk ended: the whitespace is taken as it
+    // arrives, a key's and a number's progress is kept.
+    let n = 1 << 20;
+    let ws = format!(r#"{{"x":1,{}"items":[]}}"#, " \t\r\n".repeat(n / 4));
+    let key = format!(r#"{{"{}":1,"items":[]}}"#, "k\\n".repeat(n / 3));
+    let num = format!(r#"{{"x":1.{},"items":[]}}"#, "0".repeat(n));
+    for (what, body) in [("whitespace", &ws), ("key", &key), ("number", &num)] {
+        let mut d = ListDecoder::new();
+        let mut fed = 0;
+        for chunk in body.as_bytes().chunks(1024) {
+            d.feed(chunk.to_vec()).expect("valid");
+            fed += chunk.len();
+            let progress = d.key_scan.next.max(d.extent.len);
+            // What is held is the unfinished token, scanned up to its end.
+            assert!(
+                d.buf.is_empty() || progress >= d.buf.len().saturating_sub(1),
+                "{what}: {} bytes held after {fed}, scanned to {progress}",
+                d.buf.len()
+            );
+        }
+        assert!(d.finish().expect(what).items.is_empty());
+    }
+}
+
+#[test]
+fn member_names_with_escapes_are_the_names_they_spell() {
+    let body = br#"{"kind":"PodList","metadata":{"resourceVersion":"9"},"\u0069tems":[{"metadata":{"name":"a"}}],"k\"e\\y":[]}"#;
+    let want = "|PodList|9|None|None|[\"a@:25\"]|[]";
+    for i in 0..=body.len() {
+        let got = decode_in(&[&body[..i], &body[i..]]).expect("valid");
+        assert_eq!(summary(&got), want, "split at {i}");
+    }
+    let bytes: Vec<&[u8]> = body.chunks(1).collect();
+    assert_eq!(summary(&decode_in(&bytes).expect("valid")), want);
+    // `"\u0069tems": []` after `items` is a second items member.
+    assert!(decode_list(br#"{"items":[],"\u0069tems":[]}"#).is_err());
+}
+
+#[test]
+fn only_json_whitespace_separates_the_lists_members() {
+    for ws in [b'\x0c', b'\x0b'] {
+        let body = [b"{\"items\":[]".as_slice(), &[ws], b"}"].concat();
+        assert!(decode_list(&body).is_err(), "byte {ws:#x} accepted");
+        let body = [b"{\"items\":[]".as_slice(), b" \t\r\n}"].concat();
+        assert!(decode_list(&body).is_ok());
+    }
+}

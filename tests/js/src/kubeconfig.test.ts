@@ -365,11 +365,22 @@ test('the kubeconfig YAML reader: block and folded scalars as the YAML spec read
     ['a: "q: |"\nb: [x, "|"]\n', { a: 'q: |', b: ['x', '|'] }],
   ];
   for (const [text, want] of cases) assert.deepEqual(parse(text), want, JSON.stringify(text));
+  // A key named __proto__ in a flow mapping is a key, not the object's prototype.
+  const user = (parse('user: {__proto__: {token: x}}\n') as { user: Record<string, unknown> }).user;
+  assert.deepEqual(Object.keys(user), ['__proto__']);
+  assert.equal(user.token, undefined);
+  assert.equal(Object.getPrototypeOf(user), Object.prototype);
   for (const [text, why] of [
     ['user: u\n      namespace: ns\n', /line 2: unexpected indentation/],
     ['a: one\n  # a comment ends it\n  two\n', /line 3: unexpected indentation/],
     ['a: b: |\n  x\n', /line 1: a plain value cannot hold/],
     ['a: |x\n  y\n', /line 1: bad block scalar header/],
+    ['token: "\\U00110000"\n', /line 1: bad escape .*beyond U\+10FFFF/],
+    [`a: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`, /line 1: nesting deeper than 1000 levels/],
+    [`${'- '.repeat(50_000)}x\n`, /line 1: nesting deeper than 1000 levels/],
+    [Array.from({ length: 2_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n'), /line 1001: nesting deeper than 1000 levels/],
+    ['user: {token: a, token: b}\n', /line 1: duplicate key "token"/],
+    ['user:\n  token: a\n  token: b\n', /line 3: duplicate key "token"/],
   ] as const) {
     assert.throws(() => parse(text), (e: unknown) => e instanceof SyntaxError && why.test(e.message), JSON.stringify(text));
   }
