@@ -387,6 +387,8 @@ impl ListDecoder {
 
     /// A complete `"key" :` at `i`: which member, and its length with the
     /// colon and the whitespace around it. `None` until it is complete.
+    /// (Out of line: a list has a handful of keys, and `step` runs per item.)
+    #[inline(never)]
     fn key(&mut self, i: usize) -> Result<Option<(Member, usize)>, Error> {
         let b = self.buf.get(i..).unwrap_or_default();
         if b.first() != Some(&b'"') {
@@ -455,20 +457,10 @@ impl ListDecoder {
                     e.in_string = true;
                     e.len = 1;
                 }
-                _ => e.scalar = true,
+                _ => return Ok(scalar_end(&mut self.extent, b)),
             }
-        }
-        if e.scalar {
-            // A number or literal ends at the first delimiter.
-            let rest = b.get(e.len..).unwrap_or_default();
-            let end = rest
-                .iter()
-                .position(|c| matches!(c, b',' | b'}' | b']') || json_ws(c));
-            self.extent = match end {
-                Some(_) => Extent::default(),
-                None => Extent { len: b.len(), ..e },
-            };
-            return Ok(end.map(|k| e.len + k));
+        } else if e.scalar {
+            return Ok(scalar_end(&mut self.extent, b));
         }
         let mut j = e.len;
         let found = loop {
@@ -569,6 +561,27 @@ impl ListDecoder {
             Err(e) => self.list.invalid.push((key_hint(raw), e)),
         }
     }
+}
+
+/// The length of the number or literal `b` starts with, once its delimiter
+/// has arrived; meanwhile `extent` keeps how far it was looked at.
+#[cold]
+fn scalar_end(extent: &mut Extent, b: &[u8]) -> Option<usize> {
+    let from = extent.len;
+    let end = b
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .position(|c| matches!(c, b',' | b'}' | b']') || json_ws(c));
+    *extent = match end {
+        Some(_) => Extent::default(),
+        None => Extent {
+            len: b.len(),
+            scalar: true,
+            ..Extent::default()
+        },
+    };
+    end.map(|k| from + k)
 }
 
 /// The index of the quote that closes a string whose content starts at
