@@ -10,6 +10,7 @@
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use js_sys::{Function, Reflect, Uint8Array};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -277,6 +278,12 @@ impl Drop for HeldLock {
     }
 }
 
+thread_local! {
+    /// A function that does nothing, for rejections nobody needs to see: one
+    /// for the module, since each request's would be a closure of its own.
+    static IGNORE: JsValue = Closure::<dyn Fn(JsValue)>::new(|_: JsValue| {}).into_js_value();
+}
+
 /// A slot among `budget` Web Locks named after `origin`: the browser shares
 /// them with every page and worker of this site and frees a closed tab's.
 async fn take_slot(origin: String, budget: usize) -> Option<Option<WatchSlot>> {
@@ -299,26 +306,31 @@ async fn take_slot(origin: String, budget: usize) -> Option<Option<WatchSlot>> {
         let release: Rc<RefCell<Option<Function>>> = Rc::default();
         let (tx, rx) = futures::channel::oneshot::channel::<bool>();
         let held = release.clone();
-        let granted =
-            wasm_bindgen::closure::Closure::once_into_js(move |lock: JsValue| -> JsValue {
-                let got = !lock.is_null() && !lock.is_undefined();
+        let mut tx = Some(tx);
+        // Owned by JS (collected with the function): a `once_into_js`
+        // closure keeps itself alive until it is called, and a lock request
+        // that fails never calls it.
+        let granted = Closure::<dyn FnMut(JsValue) -> JsValue>::new(move |lock: JsValue| {
+            let got = !lock.is_null() && !lock.is_undefined();
+            if let Some(tx) = tx.take() {
                 let _ = tx.send(got);
-                if !got {
-                    return JsValue::UNDEFINED;
-                }
-                // The lock is held until this promise settles: when the slot drops.
-                js_sys::Promise::new(&mut |resolve, _| {
-                    *held.borrow_mut() = Some(resolve);
-                })
-                .into()
-            });
+            }
+            if !got {
+                return JsValue::UNDEFINED;
+            }
+            // The lock is held until this promise settles: when the slot drops.
+            js_sys::Promise::new(&mut |resolve, _| {
+                *held.borrow_mut() = Some(resolve);
+            })
+            .into()
+        })
+        .into_js_value();
         let pending = request.call3(&locks, &name, &opts, &granted).ok()?;
         // A rejected request (no lock manager here) must not surface as unhandled.
         if let Ok(catch) =
             Reflect::get(&pending, &"catch".into()).and_then(|f| f.dyn_into::<Function>())
         {
-            let ignore = wasm_bindgen::closure::Closure::once_into_js(|_: JsValue| {});
-            let _ = catch.call1(&pending, &ignore);
+            IGNORE.with(|ignore| catch.call1(&pending, ignore).ok());
         }
         match rx.await {
             Ok(true) => return Some(Some(WatchSlot(Box::new(HeldLock(release))))),
