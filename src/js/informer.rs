@@ -511,7 +511,9 @@ impl State {
     fn release(self: &Rc<Self>) {
         let n = self.refs.get().saturating_sub(1);
         self.refs.set(n);
-        if n > 0 || self.grace_task.borrow().is_some() {
+        // A stopped informer has nothing to pause: no timer is left behind
+        // (in Node a pending one keeps the process alive).
+        if n > 0 || self.grace_task.borrow().is_some() || self.inf.is_stopped() {
             return;
         }
         let me = Rc::downgrade(self);
@@ -527,6 +529,13 @@ impl State {
             }
         });
         *self.grace_task.borrow_mut() = Some(task);
+    }
+
+    /// Drop a pending grace period (the informer stopped).
+    fn end_grace(&self) {
+        if let Some(t) = self.grace_task.borrow_mut().take() {
+            t.abort();
+        }
     }
 
     fn begin_catch_up(&self) {
@@ -1326,6 +1335,7 @@ impl InformerFactory {
             p.stop();
         }
         for s in &all {
+            s.end_grace();
             s.joined.notify_waiters();
         }
     }
@@ -1396,6 +1406,7 @@ impl Informer {
     /// Stop for good: the watch is aborted and no timer or task remains.
     pub fn stop(&self) {
         self.state.inf.stop();
+        self.state.end_grace();
         self.state.joined.notify_waiters();
     }
 

@@ -57,6 +57,34 @@ test('an informer stops watching a grace period after its last user lets go, and
   }
 });
 
+test('after shutdown, releasing or freeing an informer starts no grace period (no timer keeps Node alive)', async () => {
+  await sim('/sim/faults/clear', {});
+  const GRACE = 123_457;
+  const factory = new InformerFactory(client, { releaseGraceMs: GRACE });
+  const opts = { version: 'v1', resource: 'configmaps', namespace: 'lifecycle' };
+  const released = factory.informer(opts);
+  const freed = factory.informer({ ...opts, labelSelector: 'x=y' });
+  factory.start();
+  await Promise.all([released.waitForSync(), freed.waitForSync()]);
+  factory.shutdown();
+  // The package's timers go through the global setTimeout: note every delay asked for.
+  const delays: number[] = [];
+  const original = globalThis.setTimeout;
+  globalThis.setTimeout = ((f: () => void, ms?: number, ...rest: unknown[]) => {
+    delays.push(Number(ms));
+    return original(f, ms, ...rest);
+  }) as typeof setTimeout;
+  try {
+    released.release();
+    freed.free();
+    // A grace period starts on the executor's next turn: let it run a few.
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  } finally {
+    globalThis.setTimeout = original;
+  }
+  assert.ok(!delays.includes(GRACE), `timers asked for: ${JSON.stringify(delays)}`);
+});
+
 test('hidden past the delay, informers close their watches; visible again, one diff brings the cache to the sim', async () => {
   await sim('/sim/faults/clear', {});
   for (const n of ['c', 'd', 'e']) {
