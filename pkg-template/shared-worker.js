@@ -174,7 +174,10 @@ function dropTab(port) {
     port.postMessage({ t: 'fail', id: r.id, message: 'not connected' });
     r.close();
   }
-  for (const scope of scopes.values()) scope.returned(tab);
+  for (const scope of scopes.values()) {
+    scope.told.delete(tab);
+    scope.returned(tab);
+  }
 }
 
 /** A GET of a collection under the client's server: the scope it names, or `undefined`. */
@@ -313,12 +316,14 @@ class Scope {
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
     // A server that cannot be reached (no HTTP status) is a 503 to the tabs, not a 500.
-    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed');
+    // A failing watch tells its tabs of the outage (a 410 is not one: the
+    // relist that follows may still fail, and that is theirs to hear).
+    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed', err?.code !== 410);
   }
 
-  failWatches(code, reason, message) {
+  failWatches(code, reason, message, outage = false) {
     for (const w of [...this.watches]) {
-      this.told.add(w.tab);
+      if (outage) this.told.add(w.tab);
       w.fail(code, reason, upstreamMessage(code, reason, message));
     }
   }
@@ -596,10 +601,12 @@ async function serve(tab, m) {
     // Once synced, a tab is told of a failing upstream once per outage (its
     // status shows the error), then its requests wait: the relist after a
     // compaction has no watch of the tab's to end, and an informer opened
-    // during an outage would otherwise show only that it is listing.
-    const tell = scope.synced && !scope.told.has(tab);
-    if (phase === 'backoff' && err && (!scope.synced || tell || REFUSED.includes(err.code))) {
-      if (scope.synced) scope.told.add(tab);
+    // during an outage would otherwise show only that it is listing. A 410
+    // is no outage (the upstream is about to list again): it is not told.
+    const refused = REFUSED.includes(err?.code);
+    const tell = scope.synced && !refused && err?.code !== 410 && !scope.told.has(tab);
+    if (phase === 'backoff' && err && (!scope.synced || tell || refused)) {
+      if (tell) scope.told.add(tab);
       // A failure without a response (reason `Network`, code 0) reaches the
       // tab as a 503 (the server cannot be reached), with the upstream reason in the text.
       r.error(err.code || 503, (err.code && err.reason) || 'ServiceUnavailable', upstreamMessage(err.code, err.reason, err.message));

@@ -111,7 +111,19 @@ fn route(sim: &Arc<Sim>, req: &Request) -> Result<Response, ApiError> {
             });
             ok(json!({"ok": true, "resourceVersion": rv.to_string()}))
         }
-        ("POST", "/sim/drop-watches") => ok(json!({"ok": true, "dropped": sim.drop_watches()})),
+        ("POST", "/sim/drop-watches") => {
+            // `{"expire": true}`: a 410 ERROR event and a clean close instead.
+            let expire = body(req)?
+                .get("expire")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let dropped = if expire {
+                sim.expire_watches()
+            } else {
+                sim.drop_watches()
+            };
+            ok(json!({"ok": true, "dropped": dropped}))
+        }
         ("POST", "/sim/churn") => {
             let b = body(req)?;
             let per_sec = match b.get("perSec") {

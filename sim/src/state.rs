@@ -68,6 +68,10 @@ pub struct Sim {
     next_watch: AtomicU64,
     /// Bumped by `/sim/drop-watches`.
     pub drop_generation: AtomicU64,
+    /// Bumped by `/sim/drop-watches` with `expire`: open watches end with a
+    /// 410 ERROR event and a clean close, as the API server ends a watcher
+    /// whose window its cache no longer holds.
+    pub expire_generation: AtomicU64,
     /// Background churn.
     pub churn: Mutex<Churn>,
     /// Required bearer token for /api and /apis.
@@ -91,6 +95,7 @@ impl Sim {
             watches: Mutex::new(HashMap::new()),
             next_watch: AtomicU64::new(1),
             drop_generation: AtomicU64::new(0),
+            expire_generation: AtomicU64::new(0),
             churn: Mutex::new(Churn::default()),
             token,
             static_dir,
@@ -148,6 +153,14 @@ impl Sim {
         }
         let n = watches.len();
         drop(watches);
+        self.changed.notify_all();
+        n
+    }
+
+    /// End every open watch with a 410 ERROR event and a clean close.
+    pub fn expire_watches(&self) -> usize {
+        self.expire_generation.fetch_add(1, Ordering::SeqCst);
+        let n = lock(&self.watches).len();
         self.changed.notify_all();
         n
     }

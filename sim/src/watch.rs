@@ -256,6 +256,7 @@ pub fn serve(
         snapshot
     };
     let drop_generation = sim.drop_generation.load(Ordering::SeqCst);
+    let expire_generation = sim.expire_generation.load(Ordering::SeqCst);
     let start_rv = lock(&sim.store).rv;
     let id = sim.open_watch(stream.try_clone().ok(), p.from_rv.unwrap_or(start_rv));
     let _registration = Registration { sim, id };
@@ -342,6 +343,9 @@ pub fn serve(
             loop {
                 if sim.drop_generation.load(Ordering::SeqCst) != drop_generation {
                     break Step::Dropped;
+                }
+                if sim.expire_generation.load(Ordering::SeqCst) != expire_generation {
+                    break Step::Expired(st.oldest_rv);
                 }
                 match st.events_after(last, &p.filter, MAX_SCAN) {
                     Since::Expired(oldest) => break Step::Expired(oldest),

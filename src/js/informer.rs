@@ -625,8 +625,10 @@ impl State {
             self.begin_catch_up();
             return;
         }
+        // A hold already under way keeps its start: retried lists must not
+        // stretch it past `MAX_CATCH_UP_MS`.
         let relists = self.inf.status().with(|s| s.relists);
-        if relists != self.relists_seen.replace(relists) {
+        if relists != self.relists_seen.replace(relists) && !self.catching_up.get() {
             self.begin_catch_up();
         }
         if self.catching_up.get() {

@@ -312,10 +312,10 @@ async fn take_slot(origin: String, budget: usize) -> Option<Option<WatchSlot>> {
         // that fails never calls it.
         let granted = Closure::<dyn FnMut(JsValue) -> JsValue>::new(move |lock: JsValue| {
             let got = !lock.is_null() && !lock.is_undefined();
-            if let Some(tx) = tx.take() {
-                let _ = tx.send(got);
-            }
-            if !got {
+            // Nobody waits for a lock granted after the request was given up:
+            // it is let go at once (it is shared with every tab of the origin).
+            let wanted = tx.take().is_some_and(|tx| tx.send(got).is_ok());
+            if !got || !wanted {
                 return JsValue::UNDEFINED;
             }
             // The lock is held until this promise settles: when the slot drops.
@@ -332,8 +332,10 @@ async fn take_slot(origin: String, budget: usize) -> Option<Option<WatchSlot>> {
         {
             IGNORE.with(|ignore| catch.call1(&pending, ignore).ok());
         }
+        // Held from here: a request given up after the grant lets the lock go.
+        let slot = HeldLock(release);
         match rx.await {
-            Ok(true) => return Some(Some(WatchSlot(Box::new(HeldLock(release))))),
+            Ok(true) => return Some(Some(WatchSlot(Box::new(slot)))),
             Ok(false) => continue,
             Err(_) => return None,
         }

@@ -191,6 +191,24 @@ test('a tab that opens while the worker backs off is told the upstream error onc
   await b.close();
 });
 
+test('a relist after a 410 that then fails upstream reaches the tabs as its error', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1) });
+  await converged([a.page], 'synced');
+  const status = () => a.page.evaluate(() => window.__kw.infs[0].status);
+  try {
+    // The worker's watch ends with a 410 (its window compacted away); the relist that follows fails.
+    await sim.call('/sim/compact', {});
+    await sim.call('/sim/faults', { status500: { count: 1_000_000 } });
+    await sim.call('/sim/drop-watches', { expire: true });
+    await until(async () => (await status()).lastError?.code === 500, 20_000, 'the tab\'s status shows the failing relist');
+  } finally {
+    await sim.call('/sim/faults/clear', {});
+  }
+  await sim.call('/sim/churn/steps', { steps: 5, seed: 18 });
+  await converged([a.page], 'the tab equals the sim once the worker relisted');
+  await a.page.close();
+});
+
 test('tabs outlive their shared worker: when it dies they start another and converge', async () => {
   const a = await tab({ scopes: SCOPES.slice(0, 1) });
   const b = await tab({ scopes: SCOPES.slice(0, 1) });
