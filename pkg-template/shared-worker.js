@@ -37,6 +37,12 @@ const LINGER_MS = 1000;
 const RETURN_MS = 90_000;
 /** Upstream errors that end the tabs' watches: retrying does not help. */
 const REFUSED = [401, 403, 404];
+
+/**
+ * Whether an upstream error is an outage the tabs are told of once: not a
+ * refusal (always answered) and not a 410 (the upstream lists again next).
+ */
+const isOutage = (err) => !REFUSED.includes(err?.code) && err?.code !== 410;
 /** How often an open watch gets a bookmark naming the current point. */
 const BOOKMARK_MS = 60_000;
 
@@ -315,10 +321,9 @@ class Scope {
     if (s.phase === 'backoff' && was !== 'backoff') for (const wake of this.waiting.splice(0)) wake();
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
-    // A server that cannot be reached (no HTTP status) is a 503 to the tabs, not a 500.
-    // A failing watch tells its tabs of the outage (a 410 is not one: the
-    // relist that follows may still fail, and that is theirs to hear).
-    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed', err?.code !== 410);
+    // A server that cannot be reached (no HTTP status) is a 503 to the tabs,
+    // not a 500; a failing watch tells its tabs of the outage.
+    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed', isOutage(err));
   }
 
   failWatches(code, reason, message, outage = false) {
@@ -601,11 +606,9 @@ async function serve(tab, m) {
     // Once synced, a tab is told of a failing upstream once per outage (its
     // status shows the error), then its requests wait: the relist after a
     // compaction has no watch of the tab's to end, and an informer opened
-    // during an outage would otherwise show only that it is listing. A 410
-    // is no outage (the upstream is about to list again): it is not told.
-    const refused = REFUSED.includes(err?.code);
-    const tell = scope.synced && !refused && err?.code !== 410 && !scope.told.has(tab);
-    if (phase === 'backoff' && err && (!scope.synced || tell || refused)) {
+    // during an outage would otherwise show only that it is listing.
+    const tell = scope.synced && isOutage(err) && !scope.told.has(tab);
+    if (phase === 'backoff' && err && (!scope.synced || tell || REFUSED.includes(err.code))) {
       if (tell) scope.told.add(tab);
       // A failure without a response (reason `Network`, code 0) reaches the
       // tab as a 503 (the server cannot be reached), with the upstream reason in the text.

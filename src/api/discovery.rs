@@ -157,10 +157,14 @@ pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<Ap
         None => (String::new(), group_version.clone()),
     };
     let mut out: Vec<ApiResource> = Vec::new();
+    // Each subresource finds its parent through this index (names borrowed
+    // from `resources`): a search per subresource would be quadratic.
+    let mut by_plural: FxHashMap<&str, usize> = FxHashMap::default();
     for r in &resources {
         if r.name.contains('/') {
             continue;
         }
+        by_plural.entry(r.name.as_str()).or_insert(out.len());
         out.push(ApiResource {
             group: group.clone(),
             version: version.clone(),
@@ -180,24 +184,11 @@ pub(crate) fn parse_resource_list(body: &[u8], preferred: bool) -> Result<Vec<Ap
             preferred,
         });
     }
-    // Each subresource to its parent through an index: a linear search per
-    // subresource would be quadratic in what the server lists.
-    let mut by_plural: FxHashMap<&str, usize> = FxHashMap::default();
-    for (i, r) in out.iter().enumerate() {
-        by_plural.entry(r.plural.as_str()).or_insert(i);
-    }
-    let mut subs: Vec<(usize, String)> = Vec::new();
     for r in &resources {
         if let Some((parent, sub)) = r.name.split_once('/') {
-            if let Some(&i) = by_plural.get(parent) {
-                subs.push((i, sub.to_owned()));
+            if let Some(p) = by_plural.get(parent).and_then(|&i| out.get_mut(i)) {
+                p.subresources.push(sub.to_owned());
             }
-        }
-    }
-    drop(by_plural);
-    for (i, sub) in subs {
-        if let Some(p) = out.get_mut(i) {
-            p.subresources.push(sub);
         }
     }
     Ok(out)

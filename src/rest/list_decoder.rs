@@ -112,12 +112,6 @@ struct KeyScan {
     close: Option<usize>,
 }
 
-/// JSON's whitespace (not form feed or vertical tab, as Rust's ASCII
-/// whitespace also has).
-fn json_ws(c: &u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
-}
-
 /// `metadata` of a list, as far as the pager and reflector need it.
 #[derive(Default)]
 struct ListMeta {
@@ -300,7 +294,7 @@ impl ListDecoder {
     /// in `extent` and `key_scan`, relative to its start.
     fn step(&mut self, pos: usize) -> Result<Step, Error> {
         let rest = self.buf.get(pos..).unwrap_or_default();
-        let Some(ws) = rest.iter().position(|c| !json_ws(c)) else {
+        let Some(ws) = rest.iter().position(|c| !scan::is_ws(c)) else {
             return Ok(if rest.is_empty() {
                 Step::More
             } else {
@@ -412,7 +406,7 @@ impl ListDecoder {
         };
         let from = ks.next.max(close + 1);
         let after = b.get(from..).unwrap_or_default();
-        let Some(ws) = after.iter().position(|c| !json_ws(c)) else {
+        let Some(ws) = after.iter().position(|c| !scan::is_ws(c)) else {
             self.key_scan = KeyScan {
                 next: b.len(),
                 close: Some(close),
@@ -572,7 +566,7 @@ fn scalar_end(extent: &mut Extent, b: &[u8]) -> Option<usize> {
         .get(from..)
         .unwrap_or_default()
         .iter()
-        .position(|c| matches!(c, b',' | b'}' | b']') || json_ws(c));
+        .position(|c| matches!(c, b',' | b'}' | b']') || scan::is_ws(c));
     *extent = match end {
         Some(_) => Extent::default(),
         None => Extent {

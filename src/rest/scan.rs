@@ -506,6 +506,13 @@ fn in_f64_range(text: &[u8]) -> bool {
     }
 }
 
+/// JSON's whitespace (not form feed or vertical tab, which Rust's ASCII
+/// whitespace also has).
+#[inline]
+pub(crate) fn is_ws(c: &u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
 #[inline]
 fn ws_end(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {

@@ -115,7 +115,7 @@ impl KubeObject {
     /// around the object is dropped).
     pub fn from_json_vec(mut raw: Vec<u8>) -> Result<Self, Error> {
         // Keep only the object: its layout counts from its `{`.
-        let is_ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+        let is_ws = crate::rest::scan::is_ws;
         raw.truncate(raw.iter().rposition(|c| !is_ws(c)).map_or(0, |i| i + 1));
         let lead = raw.iter().take_while(|c| is_ws(c)).count();
         raw.drain(..lead);

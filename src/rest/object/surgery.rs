@@ -79,7 +79,7 @@ pub(crate) fn layout_member<'a>(
 /// `start..end` and one adjacent comma, so the rest stays valid JSON;
 /// always within `raw`.
 fn cut_range(raw: &[u8], start: usize, end: usize) -> (usize, usize) {
-    let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+    let is_ws = crate::rest::scan::is_ws;
     let before = raw.get(..start).unwrap_or_default();
     let after = raw.get(end..).unwrap_or_default();
     let (from, to) = match before.iter().rposition(|c| !is_ws(c)) {
