@@ -1,12 +1,13 @@
 //! Watch decode benchmark, native: framer + event decoder over ~40 MB of
 //! realistic pod events (2–3 KB each) in 64 KiB chunks, beside a full
-//! `serde_json::Value` parse per line, and the list decoder. Run:
+//! `serde_json::Value` parse per line, and the list decoder (also on shapes a
+//! hostile server can split over many chunks). Run:
 //! `cargo bench -p kubewasm --bench decode`
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use kubewasm::rest::WatchEvent;
-use kubewasm::testing::{decode_list, EventDecoder};
+use kubewasm::testing::{decode_list, EventDecoder, ListDecoder};
 
 include!("support/pods.rs");
 
@@ -91,4 +92,29 @@ fn main() {
     let (t, items) = best_of(5, || decode_list(&list).expect("list").items.len());
     assert_eq!(items, 5000);
     report("native: list decoder, 5000 pods", list.len(), items, t);
+
+    // A long number or run of whitespace split over many chunks must be
+    // scanned once, not again with every chunk.
+    let number = format!(r#"{{"x":1.{},"items":[]}}"#, "0".repeat(10 << 20));
+    let spaces = format!(r#"{{"x":1,{}"items":[]}}"#, " ".repeat(64 << 20));
+    for (name, body, chunk) in [
+        (
+            "native: list, a 10 MiB number in 1 KiB chunks",
+            number,
+            1024,
+        ),
+        (
+            "native: list, 64 MiB of whitespace, 64 KiB chunks",
+            spaces,
+            CHUNK,
+        ),
+    ] {
+        let t = Instant::now();
+        let mut d = ListDecoder::new();
+        for c in body.as_bytes().chunks(chunk) {
+            d.feed(c.to_vec()).expect("valid");
+        }
+        assert!(d.finish().expect("valid").items.is_empty());
+        report(name, body.len(), 0, t.elapsed());
+    }
 }

@@ -92,6 +92,7 @@ pub(crate) use watch_transport::open_fetch_watches;
 pub(crate) mod testing {
     pub use super::fake_transport::{BodySender, FakeResponse, FakeTransport, PendingReply};
     pub use super::list::decode_list;
+    pub use super::list_decoder::ListDecoder;
     pub use super::watch::{decode_event, EventDecoder};
     pub use super::watch_transport::{bearer_subprotocol, open_fetch_watches, origin_of};
 }
