@@ -78,6 +78,21 @@ impl ChangeSet {
         first
     }
 
+    /// Whether `key` appeared since the last flush (subscribers have not
+    /// been told of it yet).
+    pub fn is_new(&self, key: &str) -> bool {
+        self.pending
+            .get(key)
+            .is_some_and(|c| !c.existed_before && c.exists_now)
+    }
+
+    /// Whether any key appeared since the last flush.
+    pub fn any_new(&self) -> bool {
+        self.pending
+            .values()
+            .any(|c| !c.existed_before && c.exists_now)
+    }
+
     /// The current version (of the last non-empty diff).
     pub fn version(&self) -> u64 {
         self.version

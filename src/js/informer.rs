@@ -538,6 +538,26 @@ impl State {
         }
     }
 
+    /// Whether diffs are being held (a resume's catch-up, or a relist
+    /// that `flush` has yet to see or is holding).
+    fn holding(&self) -> bool {
+        self.catching_up.get() || self.inf.status().with(|s| s.relists) != self.relists_seen.get()
+    }
+
+    /// `objs` as subscribers know them while diffs are held: without the
+    /// objects added since the last diff. A relist applies what it listed
+    /// before the deletes of what is gone, so a snapshot taken from the
+    /// store in between would show both populations.
+    fn as_told(&self, objs: &mut Vec<KubeObject>) {
+        if !self.holding() {
+            return;
+        }
+        let changes = self.changes.borrow();
+        if changes.any_new() {
+            objs.retain(|o| crate::cache::object_key(o).map_or(true, |k| !changes.is_new(&k)));
+        }
+    }
+
     fn begin_catch_up(&self) {
         self.catching_up.set(true);
         self.catching_since.set(js_sys::Date::now());
@@ -785,7 +805,9 @@ impl State {
                 return arr.clone();
             }
         }
-        let arr = sorted_js(self.inf.indexer().list());
+        let mut objs = self.inf.indexer().list();
+        self.as_told(&mut objs);
+        let arr = sorted_js(objs);
         *self.snapshot.borrow_mut() = Some((version, arr.clone()));
         arr
     }
@@ -1501,7 +1523,9 @@ impl Informer {
     }
 
     /// Every cached object, sorted by namespace and name; the same (frozen)
-    /// array until a diff has been delivered.
+    /// array until a diff has been delivered. While a relist's diff is held,
+    /// a snapshot built anew leaves out what the relist added so far, as
+    /// the diffs do.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "readonly KubeObject[]")]
     pub fn get_snapshot(&self) -> Array {
         self.state.snapshot()
@@ -1730,6 +1754,7 @@ impl ScopedView {
                 objs.push(o.clone());
             }
         });
+        self.state.as_told(&mut objs);
         sort_by_key(&mut objs);
         let mut cache = self.state.scoped.borrow_mut();
         // Nothing in this view changed (the diff was elsewhere): the same array.

@@ -370,15 +370,30 @@ test('a relist reaches subscribers as one diff: never the union of what it repla
     });
     // The re-watch is held back while every pod is replaced and the history
     // compacted, so the informer lists again: 1,500 new pods, 1,500 gone.
-    await sim('/sim/faults', { latencyMs: 1000 });
-    await sim('/sim/drop-watches', {});
-    await sim('/sim/seed', { namespaces: 2, pods: 1500, seed: 32 });
-    await sim('/sim/compact', {});
-    await until(() => pods.status.relists > 0, 15_000);
-    await sim('/sim/faults/clear', {});
-    const want = Object.keys(await simState()).sort();
-    await until(() => shown.size === want.length && want.every((k) => shown.has(k)), 30_000);
+    // Snapshots first read meanwhile (a view nobody read before, with a
+    // selector of its own) agree with the diffs: never the union either.
+    let probes = 0;
+    let largestSnapshot = 0;
+    const probe = setInterval(() => {
+      const view = pods.scoped({ labelSelector: `probe notin (p${probes++})` });
+      largestSnapshot = Math.max(largestSnapshot, view.getSnapshot().length);
+      view.free();
+    }, 1);
+    try {
+      await sim('/sim/faults', { latencyMs: 1000 });
+      await sim('/sim/drop-watches', {});
+      await sim('/sim/seed', { namespaces: 2, pods: 1500, seed: 32 });
+      await sim('/sim/compact', {});
+      await until(() => pods.status.relists > 0, 15_000);
+      await sim('/sim/faults/clear', {});
+      const want = Object.keys(await simState()).sort();
+      await until(() => shown.size === want.length && want.every((k) => shown.has(k)), 30_000);
+    } finally {
+      clearInterval(probe);
+    }
     assert.ok(largest <= 1500, `a diff showed ${largest} pods of a 1,500-pod cluster`);
+    assert.ok(probes > 100, `${probes} snapshots read`);
+    assert.ok(largestSnapshot <= 1500, `a snapshot showed ${largestSnapshot} pods of a 1,500-pod cluster`);
     assert.ok(diffs.some((d) => d.removed.length === 1500 && d.added.length >= 1400), 'one diff swapped the population');
   } finally {
     factory.shutdown();
