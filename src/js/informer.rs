@@ -367,19 +367,38 @@ struct State {
 /// The longest subscribers wait for a catch-up to be applied as one diff.
 const MAX_CATCH_UP_MS: f64 = 5_000.0;
 
-/// A cached scoped snapshot: its version and when it was last read.
-struct ScopedEntry {
-    version: u64,
+/// A scoped snapshot: the diff version it is current for, and its objects.
+struct ScopedSnap {
+    version: Cell<u64>,
     /// The object versions in `array`, in its order: a diff elsewhere in
     /// the informer that leaves them all as they were keeps the array. Weak,
     /// so a view nobody reads again does not keep replaced versions alive.
     objs: Vec<WeakKubeObject>,
     array: Array,
+}
+
+impl ScopedSnap {
+    /// Whether `objs` are exactly this snapshot's object versions.
+    fn holds(&self, objs: &[KubeObject]) -> bool {
+        self.objs.len() == objs.len()
+            && self
+                .objs
+                .iter()
+                .zip(objs)
+                .all(|(a, b)| a.upgrade().is_some_and(|a| a.ptr_eq(b)))
+    }
+}
+
+/// A recent scoped snapshot by filter, and when it was last read.
+struct ScopedEntry {
+    snap: Rc<ScopedSnap>,
     used: u64,
 }
 
-/// Scoped snapshots kept per informer. A view created per keystroke or per
-/// render reuses an entry while its selector is among the recent ones.
+/// Scoped snapshots kept per informer by filter, so a view created per
+/// keystroke or per render takes the array of the one before it while its
+/// filter is among the recent ones. A view keeps its own snapshot besides,
+/// so any number of live views keep their arrays.
 const MAX_SCOPED: usize = 32;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -1545,6 +1564,7 @@ impl Informer {
             namespace,
             selector,
             fields,
+            own: RefCell::new(None),
             _hold: Hold::new(&self.state),
         })
     }
@@ -1724,6 +1744,8 @@ pub struct ScopedView {
     namespace: Option<String>,
     selector: LabelSelector,
     fields: FieldSelector,
+    /// This view's last snapshot.
+    own: RefCell<Option<Rc<ScopedSnap>>>,
     _hold: Hold,
 }
 
@@ -1733,19 +1755,26 @@ impl ScopedView {
     /// an object enters or leaves the view.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "readonly KubeObject[]")]
     pub fn get_snapshot(&self) -> Array {
+        let version = self.state.changes.borrow().version();
+        let own = self.own.borrow().clone();
+        if let Some(snap) = own.as_ref().filter(|s| s.version.get() == version) {
+            return snap.array.clone();
+        }
         let key = format!(
             "{}|{}|{}",
             self.namespace.as_deref().unwrap_or(""),
             self.selector,
             self.fields
         );
-        let version = self.state.changes.borrow().version();
         let tick = self.state.id();
-        if let Some(e) = self.state.scoped.borrow_mut().get_mut(&key) {
-            if e.version == version {
-                e.used = tick;
-                return e.array.clone();
-            }
+        let recent = self.state.scoped.borrow_mut().get_mut(&key).map(|e| {
+            e.used = tick;
+            e.snap.clone()
+        });
+        // A view made anew with the filter of a recent one: its array.
+        if let Some(snap) = recent.as_ref().filter(|s| s.version.get() == version) {
+            *self.own.borrow_mut() = Some(snap.clone());
+            return snap.array.clone();
         }
         let lister = self.state.inf.lister();
         let mut objs = Vec::new();
@@ -1756,21 +1785,21 @@ impl ScopedView {
         });
         self.state.as_told(&mut objs);
         sort_by_key(&mut objs);
-        let mut cache = self.state.scoped.borrow_mut();
         // Nothing in this view changed (the diff was elsewhere): the same array.
-        if let Some(e) = cache.get_mut(&key) {
-            let same = e.objs.len() == objs.len()
-                && e.objs
-                    .iter()
-                    .zip(&objs)
-                    .all(|(a, b)| a.upgrade().is_some_and(|a| a.ptr_eq(b)));
-            if same {
-                e.version = version;
-                e.used = tick;
-                return e.array.clone();
+        let kept = own.into_iter().chain(recent).find(|s| s.holds(&objs));
+        let snap = match kept {
+            Some(snap) => {
+                snap.version.set(version);
+                snap
             }
-        }
-        let arr = frozen_js(&objs);
+            None => Rc::new(ScopedSnap {
+                version: Cell::new(version),
+                objs: objs.iter().map(KubeObject::downgrade).collect(),
+                array: frozen_js(&objs),
+            }),
+        };
+        *self.own.borrow_mut() = Some(snap.clone());
+        let mut cache = self.state.scoped.borrow_mut();
         if cache.len() >= MAX_SCOPED && !cache.contains_key(&key) {
             let oldest = cache
                 .iter()
@@ -1780,16 +1809,9 @@ impl ScopedView {
                 cache.remove(&k);
             }
         }
-        cache.insert(
-            key,
-            ScopedEntry {
-                version,
-                objs: objs.iter().map(KubeObject::downgrade).collect(),
-                array: arr.clone(),
-                used: tick,
-            },
-        );
-        arr
+        let array = snap.array.clone();
+        cache.insert(key, ScopedEntry { snap, used: tick });
+        array
     }
 
     /// Receive the informer's diffs (unfiltered keys; re-read the snapshot).

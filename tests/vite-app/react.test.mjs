@@ -64,6 +64,10 @@ test('hooks under StrictMode: the list renders and follows writes, one watch per
     assert.ok(web.length >= 2, 'seeded web pods and the new one');
     assert.equal(Number(await page.locator('#web-count').first().textContent()), web.length);
     assert.equal(Number(await page.locator('#none-count').first().textContent()), 0, 'a null selector matches nothing');
+    // Forty lists on one informer, each counting every pod.
+    const total = Object.keys(await podsIn()).length;
+    const counts = async () => (await page.locator('#counts span').allTextContents()).map(Number);
+    await until(async () => (await counts()).join() === Array(40).fill(total).join(), 5_000, `forty counts of ${total}`);
 
     // Unmount: both informers are released and stop watching after the 1 s grace period.
     await page.evaluate(() => window.setShown(false));

@@ -113,6 +113,41 @@ test('an informer syncs 1,200 pods, coalesces diffs, keeps snapshot identity and
   await frame();
 });
 
+test('every live scoped view keeps its array until its own objects change, however many views there are', async () => {
+  // One view per namespace, as a dashboard with a card per namespace makes;
+  // more views than the informer's cache of recent filters holds.
+  await sim('/sim/seed', { namespaces: 40, pods: 400, seed: 12 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const diffs: Diff[] = [];
+    pods.subscribe((d) => diffs.push(d));
+    factory.start();
+    await pods.waitForSync();
+    await until(() => diffs.reduce((n, d) => n + d.added.length, 0) >= 400);
+    const namespaces = [...new Set(pods.getSnapshot().map((p) => p.metadata.namespace!))].sort();
+    assert.ok(namespaces.length > 32, `${namespaces.length} namespaces`);
+    const views = namespaces.map((namespace) => pods.scoped({ namespace }));
+    const first = views.map((v) => v.getSnapshot());
+    const second = views.map((v) => v.getSnapshot());
+    assert.equal(second.filter((a, i) => a !== first[i]).length, 0, 'no view got a new array while nothing changed');
+    // One pod changes: only its namespace's view gets a new array.
+    const target = first[7]![0]!;
+    const seen = diffs.length;
+    await client
+      .resource({ version: 'v1', resource: 'pods' })
+      .patch(target.metadata.name, target.metadata.namespace, { metadata: { labels: { touched: 'yes' } } }, 'merge', {});
+    await until(() => diffs.length > seen);
+    const third = views.map((v) => v.getSnapshot());
+    const changed = third.flatMap((a, i) => (a !== first[i] ? [namespaces[i]] : []));
+    assert.deepEqual(changed, [target.metadata.namespace]);
+    assert.equal(third[7]!.find((p) => p.metadata.name === target.metadata.name)?.metadata.labels?.['touched'], 'yes');
+    for (const v of views) v.free();
+  } finally {
+    factory.shutdown();
+  }
+});
+
 /** A narrow pod type, as an app would bring (e.g. from `kubernetes-types`). */
 interface Pod extends KubeObject {
   spec: { containers: { name: string; image?: string }[] };

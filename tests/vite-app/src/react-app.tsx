@@ -1,6 +1,6 @@
 // A React app on `kubewasm/react`, type-checked with `strict` and rendered in
 // StrictMode: a pod table per namespace, one watched pod, a configmap count,
-// and a switch that unmounts them all (the page test drives it).
+// forty pod counts, and a switch that unmounts them all (the page test drives it).
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import init, { KubeClient, InformerFactory, type KubeObject } from 'kubewasm';
@@ -47,6 +47,24 @@ function ConfigMapCount({ factory }: { factory: InformerFactory }) {
   return <p id="configmaps">{useList(cms).length}</p>;
 }
 
+// A count per filter, more lists than the informer keeps recent filters for:
+// each must keep its array while unchanged, or React re-renders without end.
+function PodCount({ factory, filter }: { factory: InformerFactory; filter: string }) {
+  const pods = useInformer<Pod>(factory, { version: 'v1', resource: 'pods' });
+  return <span>{useList(pods, { labelSelector: filter }).length}</span>;
+}
+
+function ManyCounts({ factory }: { factory: InformerFactory }) {
+  const filters = Array.from({ length: 40 }, (_, i) => `count notin (c${i})`);
+  return (
+    <p id="counts">
+      {filters.map((f) => (
+        <PodCount key={f} factory={factory} filter={f} />
+      ))}
+    </p>
+  );
+}
+
 function App({ factory }: { factory: InformerFactory }) {
   const [shown, setShown] = useState(true);
   useEffect(() => {
@@ -59,6 +77,7 @@ function App({ factory }: { factory: InformerFactory }) {
       {/* The same informer again: one handle, one watch. */}
       <PodTable factory={factory} namespace="payments" />
       <ConfigMapCount factory={factory} />
+      <ManyCounts factory={factory} />
     </>
   );
 }
