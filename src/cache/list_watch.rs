@@ -305,12 +305,15 @@ impl ListerWatcher for ResourceListWatch {
         );
         let first_page = params.continue_token.is_none();
         let (lp, _) = self.apply_scope(params, WatchParams::default());
-        // A list's first request leaves server errors to the reflector's
-        // backoff, shown in its status; a later page (prefetched or not) is
-        // retried by the client, or a blip would start a long list over.
+        // A list's first request leaves server errors (and a server's
+        // request to wait) to the reflector's backoff, shown in its status;
+        // a later page (prefetched or not) is retried by the client, or a
+        // blip would start a long list over.
         let request = move |r: Request| {
             if first_page {
-                r.server_errors_to_caller().network_errors_to_caller()
+                r.server_errors_to_caller()
+                    .network_errors_to_caller()
+                    .waits_to_caller()
             } else {
                 r
             }
@@ -382,6 +385,7 @@ impl ListerWatcher for ResourceListWatch {
             .collection_request(Request::get())
             .server_errors_to_caller()
             .network_errors_to_caller()
+            .waits_to_caller()
             .watch_params(&wp);
         if let Some(d) = self.idle_timeout {
             plain = plain.idle_timeout(d);

@@ -450,8 +450,12 @@ impl Reflector {
                 Err(e) => e.is_gone() || e.is_too_large_resource_version(),
                 Ok(()) => false,
             };
+            // A server that asked for a wait (429, or a 5xx with
+            // `Retry-After`) gets at least that long.
+            let mut floor = None;
             if let Err(e) = cycle {
                 self.report(&e);
+                floor = e.retry_after();
             }
             // The server is up and answering, only not at our version
             // (expired, or ahead of a server whose versions went backwards):
@@ -462,7 +466,7 @@ impl Reflector {
                 backoff.restart();
             }
             missed_before = version_missed;
-            self.back_off(&mut backoff, None).await;
+            self.back_off(&mut backoff, floor).await;
         }
     }
 

@@ -492,7 +492,9 @@ impl Client {
                 // cannot help a server whose versions went backwards.
                 is_retryable_error(&err)
                     && (!to_caller
-                        || (server_asked_to_retry(&err) && !err.is_too_large_resource_version()))
+                        || (server_asked_to_retry(&err)
+                            && !req.leaves_waits_to_caller()
+                            && !err.is_too_large_resource_version()))
             } else {
                 server_asked_to_retry(&err)
             };

@@ -77,6 +77,7 @@ pub struct Request {
     retry_non_idempotent: bool,
     server_errors_to_caller: bool,
     network_errors_to_caller: bool,
+    waits_to_caller: bool,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     error: Option<String>,
@@ -102,6 +103,7 @@ impl Request {
             retry_non_idempotent: false,
             server_errors_to_caller: false,
             network_errors_to_caller: false,
+            waits_to_caller: false,
             timeout: None,
             idle_timeout: None,
             error: None,
@@ -307,6 +309,21 @@ impl Request {
     pub fn network_errors_to_caller(mut self) -> Self {
         self.network_errors_to_caller = true;
         self
+    }
+
+    /// Return a server's request to wait (a 429, or a 5xx with
+    /// `Retry-After`) at once too, instead of waiting and retrying: for a
+    /// caller that waits at least that long in a retry loop of its own (a
+    /// reflector), so that its status shows the refusal while it waits.
+    #[must_use]
+    pub fn waits_to_caller(mut self) -> Self {
+        self.waits_to_caller = true;
+        self
+    }
+
+    /// Whether [`waits_to_caller`](Self::waits_to_caller) was set.
+    pub fn leaves_waits_to_caller(&self) -> bool {
+        self.waits_to_caller
     }
 
     /// Whether [`network_errors_to_caller`](Self::network_errors_to_caller) was set.

@@ -740,6 +740,27 @@ fn rl_17_list_failures_reach_the_handler_and_retry_after_backoff() {
 }
 
 #[test]
+fn rl_17_a_server_that_asks_for_a_wait_gets_at_least_that_long() {
+    // A 429 on the list with `Retry-After: 3`: reported at once (the status
+    // shows the wait), then listed again no sooner than asked, although the
+    // backoff's first step is one second.
+    let mut r = Rig::new(Rig::opts());
+    let body = br#"{"kind":"Status","status":"Failure","reason":"TooManyRequests","code":429}"#;
+    r.lw.push_list(Err(Error::from_response(429, body, Some(3))));
+    r.start();
+    assert_eq!(r.errors.borrow().len(), 1);
+    assert!(r.errors.borrow()[0].contains("TooManyRequests"));
+    assert_eq!(r.status().phase, Phase::Backoff);
+    r.advance(2.9);
+    assert_eq!(r.calls().len(), 1, "waits what the server asked");
+    r.advance(0.2);
+    assert_eq!(
+        r.calls(),
+        vec!["LIST rv=0 limit=500", "LIST rv=0 limit=500", "WATCH rv=1"]
+    );
+}
+
+#[test]
 fn rl_18_resync_timer_runs_while_watching_and_asks_first() {
     let mut opts = Rig::opts();
     opts.resync_period = Some(Duration::from_secs(10));

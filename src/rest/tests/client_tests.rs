@@ -636,6 +636,35 @@ fn server_errors_to_caller_leaves_unasked_server_failures_to_the_caller() {
     assert!(e.is_too_large_resource_version(), "{e:?}");
 }
 
+/// A request marked `waits_to_caller` too (a reflector's first page and
+/// watch) gets a server's request to wait back at once, for the reflector to
+/// wait and show; without it the client waits and retries.
+#[test]
+fn waits_to_caller_leaves_a_requested_wait_to_the_caller() {
+    for (to_caller, requests, ok) in [(true, 1, false), (false, 2, true)] {
+        let (c, t, clock) = setup(config());
+        let mut list = Request::get()
+            .namespace("ns")
+            .resource("pods")
+            .server_errors_to_caller();
+        if to_caller {
+            list = list.waits_to_caller();
+        }
+        t.push(FakeResponse::status(429, "TooManyRequests", "later").header("Retry-After", "2"));
+        t.push(pod("a"));
+        let r = start(async move { c.send_bytes(&list).await });
+        run_until_stalled();
+        clock.advance(Duration::from_secs(2));
+        run_until_stalled();
+        assert_eq!(t.request_count(), requests);
+        let got = r.borrow_mut().take().expect("done");
+        assert_eq!(got.is_ok(), ok, "{got:?}");
+        if let Err(e) = got {
+            assert_eq!(e.retry_after(), Some(Duration::from_secs(2)));
+        }
+    }
+}
+
 /// A failed connection goes to the caller at once only when it asks for that
 /// too (a reflector: an unreachable server shows in its status at once); a
 /// caller that only takes server errors (a discovery document) still gets

@@ -465,6 +465,33 @@ test('a request that never reached a server shows in status.lastError with the r
   }
 });
 
+test('a server that answers the list with 429 and Retry-After shows in status and error listeners while the informer waits', async () => {
+  await sim('/sim/faults', { status429: { count: 2, retryAfterSeconds: 1 } });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods', namespace: 'default' });
+    const errors: unknown[] = [];
+    pods.on('error', (e) => void errors.push(e));
+    const waits: { reason: string | undefined; code: number | undefined; wait: number }[] = [];
+    pods.on('status', (s) => {
+      if (s.phase === 'backoff') waits.push({ reason: s.lastError?.reason, code: s.lastError?.code, wait: (s.nextRetryAt ?? 0) - (s.lastError?.at ?? 0) });
+    });
+    const started = Date.now();
+    factory.start();
+    await until(() => waits.length > 0);
+    assert.equal(waits[0]!.reason, 'TooManyRequests');
+    assert.equal(waits[0]!.code, 429);
+    assert.ok(waits[0]!.wait >= 990, `the next try waits the second the server asked for (${waits[0]!.wait} ms)`);
+    await until(() => errors.length > 0);
+    assert.ok(errors[0] instanceof KubeError && errors[0].reason === 'TooManyRequests', String(errors[0]));
+    assert.ok(await pods.waitForSync());
+    assert.ok(Date.now() - started >= 2000, 'two waits of a second each');
+  } finally {
+    factory.shutdown();
+    await sim('/sim/faults/clear', {});
+  }
+});
+
 test('waitForSync resolves true once synced, and false when the informers stop first', async () => {
   const factory = new InformerFactory(client);
   try {
