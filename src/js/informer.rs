@@ -1836,8 +1836,9 @@ pub struct Lister {
 
 #[wasm_bindgen]
 impl Lister {
-    /// Objects matching the filter. Namespaced lists use the namespace index;
-    /// an equality selector on an indexed label uses that index.
+    /// Objects matching the filter, in no particular order (a view's
+    /// snapshot is sorted). Namespaced lists use the namespace index; an
+    /// equality selector on an indexed label uses that index.
     #[wasm_bindgen(unchecked_return_type = "KubeObject[]")]
     pub fn list(
         &self,

@@ -491,6 +491,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Api(a) => write!(f, "API error: {a}"),
+            // Chromium's own message for a failed body read is "network error".
+            Error::Network { message } if message.starts_with("network error") => {
+                f.write_str(message)
+            }
             Error::Network { message } => write!(f, "network error: {message}"),
             Error::Timeout { message } => write!(f, "timeout: {message}"),
             Error::Aborted => write!(f, "request aborted"),

@@ -138,3 +138,13 @@ fn wrapping_errors_name_their_source() {
     );
     assert!(Error::Aborted.source().is_none());
 }
+
+#[test]
+fn a_network_error_says_so_once() {
+    assert_eq!(
+        Error::network("connection refused").to_string(),
+        "network error: connection refused"
+    );
+    // Chromium's message for a failed body read already says it.
+    assert_eq!(Error::network("network error").to_string(), "network error");
+}
