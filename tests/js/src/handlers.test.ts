@@ -134,7 +134,7 @@ test('an object the cache cannot apply reaches error listeners with its key and 
   }
 });
 
-test('scoped views are cached per selector for the recent selectors only', async () => {
+test('snapshots are shared per selector among the recent selectors; a live view keeps its own', async () => {
   await sim('/sim/faults/clear', {});
   await sim('/sim/seed', { namespaces: 2, pods: 40, seed: 24 });
   const factory = new InformerFactory(client);
@@ -148,7 +148,8 @@ test('scoped views are cached per selector for the recent selectors only', async
     for (let i = 0; i < 20; i++) pods.scoped({ labelSelector: `k${i}` }).getSnapshot();
     assert.equal(first.getSnapshot(), snap, 'still cached among the recent selectors');
     for (let i = 0; i < 1000; i++) pods.scoped({ labelSelector: `x${i}` }).getSnapshot();
-    assert.notEqual(first.getSnapshot(), snap, 'an old selector was let go');
+    assert.notEqual(pods.scoped({ labelSelector: 'app' }).getSnapshot(), snap, 'a new view of an old selector builds anew');
+    assert.equal(first.getSnapshot(), snap, 'a live view keeps its own array');
 
     // A change elsewhere in the informer keeps a view's array; one inside it does not.
     const [a, b] = [...new Set(pods.getSnapshot().map((p) => p.metadata.namespace ?? ''))];

@@ -244,6 +244,7 @@ test('an object kept after its version left the cache still reads every member',
 });
 
 test('3,000 kept versions that left the cache, none read before, still read every member', async () => {
+  await sim('/sim/seed', { namespaces: 4, pods: 1200, seed: 11 });
   const factory = new InformerFactory(client);
   const pods = factory.informer<Pod>({ version: 'v1', resource: 'pods' });
   const held: Pod[] = [];
