@@ -88,7 +88,10 @@ struct Gate {
 
 pub(crate) struct Listener {
     id: u64,
-    handler: Handler,
+    /// Dropped on removal: a handler may capture what holds its
+    /// registration (a JS object's closure does, through wasm's table of
+    /// JS references, which the garbage collector cannot see through).
+    handler: RefCell<Option<Handler>>,
     buffer: RefCell<VecDeque<Item>>,
     wake: Notify,
     gate: Rc<Gate>,
@@ -160,7 +163,8 @@ impl Listener {
             let wait = self.wake.notified();
             let delivered = match self.pop() {
                 Some(Item::Note(n)) => {
-                    if let Some(fut) = (self.handler)(n) {
+                    let handler = self.handler.borrow().clone();
+                    if let Some(fut) = handler.and_then(|h| h(n)) {
                         fut.await;
                         slice_start = clock.now();
                     }
@@ -203,6 +207,8 @@ impl Listener {
             return;
         }
         self.buffer.borrow_mut().clear();
+        // A call under way holds its own reference until it returns.
+        drop(self.handler.borrow_mut().take());
         self.relieve(0);
         self.synced_notify.notify_waiters();
         if self.task.borrow().is_none() {
@@ -316,7 +322,7 @@ impl Processor {
         let period = effective_resync_period(requested_resync, self.check_period.get());
         let l = Rc::new(Listener {
             id,
-            handler,
+            handler: RefCell::new(Some(handler)),
             buffer: RefCell::new(VecDeque::new()),
             wake: Notify::new(),
             gate: self.gate.clone(),

@@ -378,6 +378,30 @@ fn si_12_shut_down_waits_for_the_pump() {
 }
 
 #[test]
+fn si_11_a_removed_handler_is_dropped_though_its_registration_lives() {
+    // What the handler captures is let go on removal, not when the
+    // registration is: a JS handler may hold its own registration, a cycle
+    // through wasm's table of JS references that no collector can break.
+    let r = rig(vec![page("1", vec![obj("ns/a", 1)])]);
+    let captured = Rc::new(());
+    let held = captured.clone();
+    let reg = r
+        .inf
+        .add_event_handler(Rc::new(move |_| {
+            let _ = &held;
+            None
+        }))
+        .unwrap();
+    r.inf.start();
+    run_until_stalled();
+    assert_eq!(Rc::strong_count(&captured), 2);
+    reg.remove();
+    run_until_stalled();
+    assert_eq!(Rc::strong_count(&captured), 1, "the handler is gone");
+    assert!(reg.is_removed());
+}
+
+#[test]
 fn si_14_lifecycle_after_stop() {
     let r = rig(vec![]);
     assert!(!r.inf.is_started() && !r.inf.is_stopped());
