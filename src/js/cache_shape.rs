@@ -92,6 +92,29 @@ impl Shape {
         })
     }
 
+    /// The key a stored copy (`persist`) of `scope_key` goes under: the
+    /// scope, plus what shapes the stored objects when it is not the
+    /// default, so a copy is never read into a cache of another shape. A
+    /// transform is known by its source text: one whose result depends on
+    /// captured state needs a `persist.name` of its own per state.
+    pub fn stored_key(&self, scope_key: &str) -> String {
+        let mut key = scope_key.to_owned();
+        if self.metadata_only {
+            key.push_str("|metadata-only");
+        } else if !self.strip_managed_fields {
+            key.push_str("|managed-fields");
+        }
+        if let Some(t) = &self.transform {
+            let source = String::from(t.to_string());
+            // FNV-1a: stable across releases and hosts.
+            let hash = source.bytes().fold(0x811c_9dc5_u32, |h, b| {
+                (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+            });
+            key.push_str(&format!("|transform:{hash:08x}"));
+        }
+        key
+    }
+
     /// The first option `other` gives differently (functions compare by
     /// identity: pass the same function, not an equal one).
     pub fn conflict(&self, other: &Shape) -> Option<&'static str> {

@@ -1270,10 +1270,11 @@ impl InformerFactory {
             .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
             .collect();
         let key = SharedInformerFactory::scope_key(&scope);
+        let stored_as = shape.stored_key(&key);
         let warm: Rc<Cell<bool>> = Rc::default();
         if let Some(p) = &self.persist {
             if p.is_enabled() {
-                io.seed = Some(p.seed_source(&key, warm.clone()));
+                io.seed = Some(p.seed_source(&stored_as, warm.clone()));
             }
         }
         let mut made: Option<Rc<State>> = None;
@@ -1299,7 +1300,7 @@ impl InformerFactory {
         let state = made.ok_or_else(|| options_conflict(&scope, "options"))?;
         add_label_indexes(&inf, &label_indexes)?;
         if let Some(p) = &self.persist {
-            p.track(&inf, &key);
+            p.track(&inf, &stored_as);
         }
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {

@@ -16,12 +16,16 @@ const sorted = (o) => JSON.stringify(Object.entries(o).sort());
  * first diff renders table rows; records when rows first showed, the
  * informer's status then, and every diff.
  */
-const openPods = async ({ name, intervalMs, identity, token }) => {
+const openPods = async ({ name, intervalMs, identity, token, shape }) => {
   const t0 = performance.now();
   const m = await import('/plain/pkg/web/index.js');
   await m.default();
   const factory = new m.InformerFactory(new m.KubeClient({ server: location.origin, token }), { persist: { name, intervalMs, identity } });
-  const pods = factory.informer({ version: 'v1', resource: 'pods' });
+  const shapes = {
+    metadata: { metadataOnly: true },
+    transform: { transform: ({ status, ...rest }) => rest },
+  };
+  const pods = factory.informer({ version: 'v1', resource: 'pods', ...shapes[shape] });
   const table = document.body.appendChild(document.createElement('table'));
   const w = (window.__kw = { m, factory, pods, diffs: [], firstRows: undefined });
   pods.subscribe((d) => {
@@ -169,6 +173,40 @@ test("copies are kept per identity, under a hash: one user never starts from ano
     });
     assert.equal(err?.reason, 'Invalid');
     assert.match(err.message, /identity/);
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.clearPersisted()).catch(() => {});
+    await page.close();
+  }
+});
+
+test('a copy is read only into a cache of its shape: metadata-only, transformed and plain copies are kept apart', async () => {
+  const page = await browser.context.newPage();
+  const start = async (shape) => {
+    await page.goto(BLANK());
+    await page.evaluate(openPods, { name: 'shapes', intervalMs: 100, shape });
+    await until(() => page.evaluate(() => window.__kw.firstRows), 20_000, 'rows');
+    await page.evaluate(() => window.__kw.pods.waitForSync());
+    const first = await page.evaluate(() => {
+      const [p] = window.__kw.pods.getSnapshot();
+      return { kind: p.kind, spec: p.spec !== undefined, status: p.status !== undefined };
+    });
+    return { warm: (await page.evaluate(() => window.__kw.firstRows.status)).phase === 'stored', ...first };
+  };
+  const stored = () => page.evaluate(storedMeta, 'shapes');
+  const stop = () => page.evaluate(() => window.__kw.factory.shutdown());
+  try {
+    assert.deepEqual(await start('metadata'), { warm: false, kind: 'PartialObjectMetadata', spec: false, status: false });
+    await until(async () => (await stored()).length === 1, 20_000, 'the metadata-only copy');
+    await stop();
+    assert.deepEqual(await start(undefined), { warm: false, kind: 'Pod', spec: true, status: true }, 'a full cache does not start from a metadata-only copy');
+    await until(async () => (await stored()).length === 2, 20_000, 'the plain copy beside it');
+    await stop();
+    assert.deepEqual(await start('transform'), { warm: false, kind: 'Pod', spec: true, status: false }, 'a transformed cache does not start from the plain copy');
+    await until(async () => (await stored()).length === 3, 20_000, 'the transformed copy');
+    await stop();
+    assert.deepEqual(await start('metadata'), { warm: true, kind: 'PartialObjectMetadata', spec: false, status: false }, 'each starts warm from its own');
+    await stop();
+    assert.deepEqual(await start(undefined), { warm: true, kind: 'Pod', spec: true, status: true });
   } finally {
     await page.evaluate(() => window.__kw?.factory.clearPersisted()).catch(() => {});
     await page.close();
