@@ -468,10 +468,13 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
         .flatten()
         .filter(|r| !r.is_empty())
         .ok_or("no resourceVersion")?;
+    // A clock that was ahead when the copy was written does not date it
+    // in the future.
     let saved = options::number(v, "savedAt")
         .ok()
         .flatten()
-        .ok_or("no time")?;
+        .ok_or("no time")?
+        .min(js_sys::Date::now());
     let buckets = options::number(v, "buckets")
         .ok()
         .flatten()
@@ -481,6 +484,9 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
         .and_then(|a| a.dyn_into().ok())
         .ok_or("no objects")?;
     let mut objects = Vec::new();
+    // The stored count is of entries: a key stored twice is a damaged copy,
+    // which would otherwise pass for a complete one.
+    let mut keys = crate::rt::fx::FxHashSet::default();
     for part in parts.iter() {
         let bytes: js_sys::Uint8Array = options::prop(&part, "bytes")
             .and_then(|b| b.dyn_into().ok())
@@ -497,6 +503,10 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
             }
             let obj = KubeObject::from_json_vec(bytes.subarray(start, end).to_vec())
                 .map_err(|e| format!("an object is not valid: {e}"))?;
+            let key = object_key(&obj).map_err(|e| format!("an object has no key: {e}"))?;
+            if !keys.insert(key) {
+                return Err("an object is stored twice".into());
+            }
             objects.push(obj);
             start = end;
         }

@@ -278,10 +278,35 @@ test('a corrupted copy, a foreign database and other schemas each leave the page
       req.onsuccess = () => { req.result.close(); resolve(); };
       req.onerror = () => reject(req.error);
     });
+    // A copy whose first bucket holds its first object in every entry: as
+    // many entries as the stored count says, far fewer objects.
+    await page.evaluate(openPods, { name: 'dupes', intervalMs: 100 });
+    await until(async () => (await page.evaluate(storedMeta, 'dupes')).some((m) => m.count > 0), 20_000, 'a stored copy to repeat');
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    await page.goto(BLANK());
+    await page.evaluate(() => new Promise((resolve, reject) => {
+      const req = indexedDB.open('kubewasm:dupes');
+      req.onsuccess = () => {
+        const db = req.result;
+        const tx = db.transaction('objects', 'readwrite');
+        const cursor = tx.objectStore('objects').openCursor();
+        cursor.onsuccess = () => {
+          const part = cursor.result?.value;
+          if (!part) return;
+          const first = part.bytes.slice(0, part.ends[0]);
+          const bytes = new Uint8Array(first.length * part.ends.length);
+          for (let i = 0; i < part.ends.length; i++) bytes.set(first, i * first.length);
+          cursor.result.update({ bytes, ends: part.ends.map((_, i) => (i + 1) * first.length) });
+        };
+        tx.oncomplete = () => { db.close(); resolve(); };
+        tx.onerror = () => reject(tx.error);
+      };
+      req.onerror = () => reject(req.error);
+    }));
     await page.evaluate(makeDb, ['kubewasm:foreign', 1, ['somethingElse']]);
     await page.evaluate(makeDb, ['kubewasm:old', 1, ['meta', 'objects']]);
     await page.evaluate(makeDb, ['kubewasm:newer', 1000, ['meta', 'objects']]);
-    const cases = [['corrupt', /discarded: an object is not valid/], ['foreign', /not written by kubewasm/], ['old', /older schema/], ['newer', /unknown newer schema/]];
+    const cases = [['corrupt', /discarded: an object is not valid/], ['dupes', /discarded: an object is stored twice/], ['foreign', /not written by kubewasm/], ['old', /older schema/], ['newer', /unknown newer schema/]];
     for (const [name, warning] of cases) {
       await page.goto(BLANK());
       await page.evaluate(openPods, { name, intervalMs: 100 });
