@@ -1338,7 +1338,8 @@ impl InformerFactory {
 
     /// Stop writing to IndexedDB and delete every copy stored under the
     /// `persist` name (for every server and identity), e.g. at logout.
-    /// Resolves at once without the `persist` option.
+    /// Every other tab or worker persisting under the name stops writing
+    /// too. Resolves at once without the `persist` option.
     #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
     pub fn clear_persisted(&self) -> Promise {
         let cleared = self.persist.as_ref().map(|p| p.clear());

@@ -103,10 +103,25 @@ export class PersistStore {
     return got;
   }
 
-  /** Let go of every copy this store writes. */
+  /**
+   * Call `onCleared` when another tab or worker clears this name's stored
+   * copies (`clearStore`, at logout): each one still persisting would
+   * otherwise write its copy back.
+   */
+  listen(onCleared) {
+    if (typeof BroadcastChannel !== 'function' || this.channel) return;
+    this.channel = new BroadcastChannel(this.dbName);
+    this.channel.onmessage = (e) => {
+      if (e.data === 'cleared') onCleared();
+    };
+  }
+
+  /** Let go of every copy this store writes, and stop listening. */
   release() {
     for (const release of this.releases.splice(0)) release();
     this.claimed.clear();
+    this.channel?.close();
+    this.channel = undefined;
   }
 
   /** The database, opened once for every informer of the factory. */
@@ -219,8 +234,23 @@ export class PersistStore {
   }
 }
 
-/** Delete every stored copy kept under `name` (every identity's): for logout. */
+/**
+ * Delete every stored copy kept under `name` (every identity's): for logout.
+ * Every other tab and worker persisting under that name is told first, and
+ * stops.
+ */
 export async function clearStore(name) {
   if (typeof indexedDB === 'undefined') return;
+  if (typeof BroadcastChannel === 'function') {
+    const channel = new BroadcastChannel(`kubewasm:${name}`);
+    channel.postMessage('cleared');
+    channel.close();
+  }
   await request(indexedDB.deleteDatabase(`kubewasm:${name}`));
+}
+
+/** Delete `name`'s stored copies without telling anyone, in the background (told of a clear: a write of ours may have crossed it). */
+export function dropStore(name) {
+  if (typeof indexedDB === 'undefined') return;
+  request(indexedDB.deleteDatabase(`kubewasm:${name}`)).catch(() => {});
 }

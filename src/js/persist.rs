@@ -62,6 +62,8 @@ extern "C" {
     fn claim(this: &PersistStore, scope: &str) -> Promise;
     #[wasm_bindgen(method)]
     fn release(this: &PersistStore);
+    #[wasm_bindgen(method)]
+    fn listen(this: &PersistStore, on_cleared: &js_sys::Function);
     #[wasm_bindgen(method, js_name = drop)]
     fn discard(this: &PersistStore, scope: &str) -> Promise;
     #[wasm_bindgen(method)]
@@ -75,6 +77,8 @@ extern "C" {
     ) -> Promise;
     #[wasm_bindgen(js_name = clearStore)]
     fn clear_store(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = dropStore)]
+    fn drop_store(name: &str);
 }
 
 /// How one informer's copy is laid out, shared by its seed source and writer.
@@ -180,7 +184,7 @@ impl Persist {
             web_sys_warn(msg);
             *warning.borrow_mut() = Some(msg.to_owned());
         }
-        Ok(Some(Rc::new(Persist {
+        let persist = Rc::new(Persist {
             name,
             store,
             enabled: Cell::new(available),
@@ -189,7 +193,22 @@ impl Persist {
             tracked: RefCell::new(Vec::new()),
             layouts: RefCell::default(),
             writer: RefCell::new(None),
-        })))
+        });
+        if available {
+            let weak = Rc::downgrade(&persist);
+            let on_cleared: js_sys::Function = Closure::<dyn Fn()>::new(move || {
+                let Some(p) = weak.upgrade().filter(|p| p.enabled.get()) else {
+                    return;
+                };
+                p.turn_off("another tab cleared the stored copies: persistence is off".into());
+                // A write of ours that crossed the clear is deleted too.
+                drop_store(&p.name);
+            })
+            .into_js_value()
+            .unchecked_into();
+            persist.store.listen(&on_cleared);
+        }
+        Ok(Some(persist))
     }
 
     fn warn(&self, msg: String) {

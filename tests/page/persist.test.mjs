@@ -244,6 +244,31 @@ test('two tabs persisting one copy: one writes at a time, the other takes over w
   }
 });
 
+test('clearPersisted in one tab stops every other tab persisting under the name: a logout stays a logout', async () => {
+  const pages = [await browser.context.newPage(), await browser.context.newPage()];
+  const exists = (page) => page.evaluate(async () => (await indexedDB.databases()).some((d) => d.name === 'kubewasm:logout'));
+  try {
+    for (const p of pages) {
+      await p.goto(BLANK());
+      await p.evaluate(openPods, { name: 'logout', intervalMs: 100 });
+      await p.evaluate(() => window.__kw.pods.waitForSync());
+    }
+    await until(async () => (await pages[0].evaluate(storedMeta, 'logout')).length === 1, 20_000, 'a stored copy');
+    await pages[0].evaluate(() => window.__kw.factory.clearPersisted());
+    // Changes keep coming to the other tab, which would write within 100 ms.
+    await sim.call('/sim/churn/steps', { steps: 20, seed: 9 });
+    const other = () => pages[1].evaluate(() => window.__kw.pods.status.persistence);
+    await until(async () => (await other()).enabled === false, 5_000, 'the other tab stopped persisting');
+    assert.match((await other()).warning ?? '', /another tab cleared/);
+    const want = await simPods();
+    await until(async () => sorted(await cacheState(pages[1])) === sorted(want), 20_000, 'the other tab stays live');
+    // Stopped writing, and a write that crossed the clear deleted too.
+    await until(async () => !(await exists(pages[1])), 5_000, 'no copy was written back');
+  } finally {
+    for (const p of pages) await p.close().catch(() => {});
+  }
+});
+
 test('a corrupted copy, a foreign database and other schemas each leave the page working, with the warning shown', async () => {
   const page = await browser.context.newPage();
   try {
