@@ -112,8 +112,10 @@ function start(hello) {
     for (const t of tabs.values()) t.port.postMessage({ t: 'warning', text });
   };
   const client = new KubeClient(opts);
-  // Scopes linger themselves (LINGER_MS); a released informer then stops at once.
-  const factory = new InformerFactory(client, { releaseGraceMs: 0 });
+  // Scopes linger themselves (LINGER_MS); a released informer then stops at
+  // once, and its cache goes a minute later (tabs switching between many
+  // scopes would otherwise grow the worker for as long as any tab is open).
+  const factory = new InformerFactory(client, { releaseGraceMs: 0, releasedCacheMs: 60_000 });
   factory.start();
   host = { client, factory, base: hello.base };
 }

@@ -291,6 +291,21 @@ impl SharedInformerFactory {
         Ok(inf)
     }
 
+    /// Drop `informer` from the factory and stop it: asking for its scope
+    /// again makes a new one. Whoever still holds the old one keeps a
+    /// stopped informer with its last cache. Returns whether it was here.
+    pub fn forget(&self, informer: &SharedIndexInformer) -> bool {
+        let mut entries = self.informers.borrow_mut();
+        let before = entries.len();
+        entries.retain(|_, e| !e.informer.ptr_eq(informer));
+        let found = entries.len() < before;
+        drop(entries);
+        if found {
+            informer.stop();
+        }
+        found
+    }
+
     /// The informer for `scope`, if one was created.
     pub fn get(&self, scope: &ResourceScope) -> Option<SharedIndexInformer> {
         let key = Self::scope_key(scope);
@@ -397,6 +412,20 @@ mod tests {
             label_selector: labels.map(str::to_owned),
             ..ResourceScope::new(ApiResource::builtin("pods").expect("pods"))
         }
+    }
+
+    #[test]
+    fn a_forgotten_informer_is_stopped_and_its_scope_made_anew() {
+        let (f, made) = factory();
+        let a = f.informer(pods(Some("ns"), None), None).expect("made");
+        let other = f.informer(pods(Some("other"), None), None).expect("made");
+        assert!(f.forget(&a));
+        assert!(a.is_stopped() && !other.is_stopped());
+        assert!(!f.forget(&a), "already gone");
+        assert_eq!(f.len(), 1);
+        let b = f.informer(pods(Some("ns"), None), None).expect("made anew");
+        assert!(!b.ptr_eq(&a) && !b.is_stopped());
+        assert_eq!(made.borrow().len(), 3);
     }
 
     #[test]

@@ -737,6 +737,11 @@ impl SharedIndexInformer {
         self.inner.started.get()
     }
 
+    /// Whether `other` is a handle to this same informer.
+    pub fn ptr_eq(&self, other: &SharedIndexInformer) -> bool {
+        Rc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Whether `stop` has been called (SI-14).
     pub fn is_stopped(&self) -> bool {
         self.inner.stopped.get()

@@ -112,6 +112,14 @@ export interface InformerFactoryOptions {
    */
   releaseGraceMs?: number | undefined;
   /**
+   * How long an informer nobody holds keeps its cache once it has stopped
+   * watching (ms, default 300,000): asking for its scope within this time
+   * resumes it from its last resourceVersion; later it is dropped, and asking
+   * again lists anew (or starts from a stored copy). `Infinity` keeps every
+   * cache for the factory's life.
+   */
+  releasedCacheMs?: number | undefined;
+  /**
    * How long a page may stay hidden before its informers stop watching (ms,
    * default 60,000). When it is shown again they resume from their last
    * resourceVersion and subscribers get one diff of what changed meanwhile.
@@ -265,6 +273,8 @@ pub struct InformerFactory {
 /// counts, each informer's own) and the page's visibility (shared).
 struct Lifecycle {
     grace: std::time::Duration,
+    /// How long a released informer keeps its cache (`None`: always).
+    keep_released: Option<std::time::Duration>,
     hidden_delay: std::time::Duration,
     /// Hidden for longer than `hidden_delay`: every informer is paused.
     hidden: Cell<bool>,
@@ -362,6 +372,13 @@ struct State {
     /// A cluster-scoped resource: listers and views ignore a namespace, as
     /// the resource client does.
     cluster_scoped: bool,
+}
+
+#[wasm_bindgen(module = "/src/rt/host.js")]
+extern "C" {
+    /// A timer that does not keep Node running by itself.
+    #[wasm_bindgen(js_name = idleSleep)]
+    fn idle_sleep(ms: f64) -> Promise;
 }
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
@@ -537,17 +554,45 @@ impl State {
         }
         let me = Rc::downgrade(self);
         let grace = self.life.grace;
+        let keep = self.life.keep_released;
         let task = spawn_local(async move {
             real_clock().sleep(grace).await;
-            if let Some(s) = me.upgrade() {
-                s.grace_task.borrow_mut().take();
-                if s.refs.get() == 0 {
+            match me.upgrade() {
+                Some(s) if s.refs.get() == 0 => {
                     s.released.set(true);
                     s.apply_pause();
+                }
+                _ => return,
+            }
+            let Some(keep) = keep else { return };
+            // Not a reason for Node to stay up: the cache only matters to
+            // a program that goes on.
+            let _ =
+                wasm_bindgen_futures::JsFuture::from(idle_sleep(keep.as_secs_f64() * 1000.0)).await;
+            if let Some(s) = me.upgrade() {
+                if s.refs.get() == 0 && s.released.get() {
+                    s.evict();
                 }
             }
         });
         *self.grace_task.borrow_mut() = Some(task);
+    }
+
+    /// Drop the informer from its factory (nobody held it for the factory's
+    /// `releasedCacheMs`): its cache goes, and its scope is made anew when
+    /// asked for again.
+    fn evict(&self) {
+        self.grace_task.borrow_mut().take();
+        if let Some(p) = &self.persist {
+            p.untrack(&self.inf);
+        }
+        match self.life.factory.upgrade() {
+            Some(f) => {
+                f.forget(&self.inf);
+            }
+            None => self.inf.stop(),
+        }
+        self.joined.notify_waiters();
     }
 
     /// Drop a pending grace period (the informer stopped).
@@ -1130,6 +1175,9 @@ impl InformerFactory {
             SharedInformerFactory::new(client.inner().clone(), InformerOptions::default());
         let life = Rc::new(Lifecycle {
             grace: ms("releaseGraceMs", 30_000.0)?,
+            keep_released: Some(options::number(&opts, "releasedCacheMs")?.unwrap_or(300_000.0))
+                .filter(|ms| ms.is_finite())
+                .map(options::millis),
             hidden_delay: ms("hiddenPauseMs", 60_000.0)?,
             hidden: Cell::new(false),
             hide_task: RefCell::new(None),

@@ -297,6 +297,18 @@ impl Persist {
             .clone()
     }
 
+    /// Stop writing `inf`'s changes (it was dropped); its stored copy stays
+    /// for the next start.
+    pub fn untrack(&self, inf: &SharedIndexInformer) {
+        self.tracked.borrow_mut().retain(|t| {
+            let keep = !t.inf.ptr_eq(inf);
+            if !keep {
+                t.reg.remove();
+            }
+            keep
+        });
+    }
+
     /// Write `inf`'s changes from now on.
     pub fn track(self: &Rc<Self>, inf: &SharedIndexInformer, scope: &str) {
         if !self.enabled.get() {

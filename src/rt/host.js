@@ -50,3 +50,12 @@ export function bodyReader(stream) {
       }),
   };
 }
+
+// A timer that does not keep Node (or Bun, Deno) running by itself: for
+// housekeeping that only matters while the program goes on anyway.
+export function idleSleep(ms) {
+  return new Promise((resolve) => {
+    const t = globalThis.setTimeout(resolve, ms);
+    if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+  });
+}

@@ -57,6 +57,39 @@ test('an informer stops watching a grace period after its last user lets go, and
   }
 });
 
+test('an informer nobody holds past releasedCacheMs is dropped with its cache; its scope is then made anew', async () => {
+  await sim('/sim/faults/clear', {});
+  await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'evicted', namespace: 'lifecycle' }, data: { v: '1' } });
+  const factory = new InformerFactory(client, { releaseGraceMs: 50, releasedCacheMs: 200 });
+  try {
+    const base = await openWatches();
+    const opts = { version: 'v1', resource: 'configmaps', namespace: 'lifecycle' };
+    const inf = factory.informer(opts);
+    factory.start();
+    await inf.waitForSync();
+    const cached = inf.getSnapshot().length;
+    assert.ok(cached > 0);
+    inf.release();
+    await until(() => inf.status.phase === 'paused');
+    await until(() => inf.status.phase === 'stopped');
+    await until(async () => (await openWatches()) <= base);
+    const next = factory.informer(opts);
+    assert.notEqual(next.status.phase, 'stopped', 'a new informer for the scope');
+    await next.waitForSync();
+    assert.equal(next.getSnapshot().length, cached);
+    assert.notEqual(next.getSnapshot()[0], inf.getSnapshot()[0], 'listed anew, not the dropped cache');
+    // Held again in time, an informer is kept.
+    next.release();
+    await until(() => next.status.phase === 'paused');
+    const held = factory.informer(opts);
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(held.status.phase, 'watching');
+    held.release();
+  } finally {
+    factory.shutdown();
+  }
+});
+
 test('after shutdown, releasing or freeing an informer starts no grace period (no timer keeps Node alive)', async () => {
   await sim('/sim/faults/clear', {});
   const GRACE = 123_457;
