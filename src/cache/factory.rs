@@ -295,11 +295,13 @@ impl SharedInformerFactory {
     /// again makes a new one. Whoever still holds the old one keeps a
     /// stopped informer with its last cache. Returns whether it was here.
     pub fn forget(&self, informer: &SharedIndexInformer) -> bool {
-        let mut entries = self.informers.borrow_mut();
-        let before = entries.len();
-        entries.retain(|_, e| !e.informer.ptr_eq(informer));
-        let found = entries.len() < before;
-        drop(entries);
+        let key = self
+            .informers
+            .borrow()
+            .iter()
+            .find(|(_, e)| e.informer.ptr_eq(informer))
+            .map(|(k, _)| k.clone());
+        let found = key.is_some_and(|k| self.informers.borrow_mut().remove(&k).is_some());
         if found {
             informer.stop();
         }

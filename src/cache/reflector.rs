@@ -140,9 +140,10 @@ enum WatchEnd {
     /// Closed normally (or dropped after doing work): re-watch at once.
     Closed,
     /// Closed normally within [`VERY_SHORT_WATCH`], after some events:
-    /// re-watch after one backoff step. client-go re-watches at once, but a
-    /// server or proxy that ends every watch after an event would then be
-    /// asked thousands of times a second, at full CPU.
+    /// re-watch after the backoff's first step (it does not grow).
+    /// client-go re-watches at once, but a server or proxy that ends every
+    /// watch after an event would then be asked thousands of times a
+    /// second, at full CPU.
     ClosedEarly,
     /// End the cycle: back off and relist.
     Relist,
@@ -402,6 +403,11 @@ impl Reflector {
     /// Wait one backoff step (at least `floor`), showing it in the status.
     async fn back_off(&self, backoff: &mut BackoffManager, floor: Option<Duration>) {
         let wait = backoff.next_delay().max(floor.unwrap_or_default());
+        self.wait_out(wait).await;
+    }
+
+    /// Wait `wait` in the `Backoff` phase, showing when the next try is.
+    async fn wait_out(&self, wait: Duration) {
         let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
         self.status.update(|s| {
             s.phase = Phase::Backoff;
@@ -563,7 +569,13 @@ impl Reflector {
             };
             match end {
                 WatchEnd::Closed => {}
-                WatchEnd::ClosedEarly => self.back_off(backoff, None).await,
+                WatchEnd::ClosedEarly => {
+                    // The watch did work: the first step every time, not a
+                    // growing one, so such a server is asked about once a
+                    // second and the cache is never minutes behind it.
+                    let r = self.rng.borrow_mut().next_f64();
+                    self.wait_out(self.opts.backoff.delay(0, r)).await;
+                }
                 WatchEnd::Relist => return Ok(()),
                 WatchEnd::TooManyRequests(floor) => self.back_off(backoff, floor).await,
                 WatchEnd::Internal => {

@@ -110,7 +110,8 @@ impl Shape {
             let hash = source.bytes().fold(0x811c_9dc5_u32, |h, b| {
                 (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
             });
-            key.push_str(&format!("|transform:{hash:08x}"));
+            key.push_str("|transform:");
+            key.push_str(&hash.to_string());
         }
         key
     }

@@ -517,7 +517,7 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
     let mut objects = Vec::new();
     // The stored count is of entries: a key stored twice is a damaged copy,
     // which would otherwise pass for a complete one.
-    let mut keys = crate::rt::fx::FxHashSet::default();
+    let mut keys: Vec<String> = Vec::new();
     for part in parts.iter() {
         let bytes: js_sys::Uint8Array = options::prop(&part, "bytes")
             .and_then(|b| b.dyn_into().ok())
@@ -534,13 +534,14 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
             }
             let obj = KubeObject::from_json_vec(bytes.subarray(start, end).to_vec())
                 .map_err(|e| format!("an object is not valid: {e}"))?;
-            let key = object_key(&obj).map_err(|e| format!("an object has no key: {e}"))?;
-            if !keys.insert(key) {
-                return Err("an object is stored twice".into());
-            }
+            keys.push(object_key(&obj).map_err(|e| format!("an object has no key: {e}"))?);
             objects.push(obj);
             start = end;
         }
+    }
+    crate::rt::sort::sort_by(&mut keys, |a, b| a.cmp(b));
+    if keys.windows(2).any(|w| w[0] == w[1]) {
+        return Err("an object is stored twice".into());
     }
     Ok((
         Seed {

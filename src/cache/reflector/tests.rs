@@ -581,6 +581,39 @@ fn a_watch_that_ends_within_a_second_after_events_rewatches_after_a_backoff_step
 }
 
 #[test]
+fn short_watches_that_did_work_wait_the_first_step_without_growing() {
+    // A growing backoff would leave the cache half a minute behind a server
+    // that ends every watch after an event.
+    let mut opts = Rig::opts();
+    opts.backoff = Backoff {
+        initial: Duration::from_millis(800),
+        factor: 2.0,
+        max: Duration::from_secs(30),
+        jitter: 0.0,
+    };
+    let mut r = Rig::new(opts);
+    r.start();
+    for rv in 2..10 {
+        r.send(WatchEvent::Modified(obj("ns/p", rv)));
+        r.lw.close_watch();
+        r.settle();
+        let watches = r.calls().iter().filter(|c| c.starts_with("WATCH")).count();
+        r.advance(0.79);
+        assert_eq!(
+            r.calls().iter().filter(|c| c.starts_with("WATCH")).count(),
+            watches
+        );
+        r.advance(0.02);
+        assert_eq!(
+            r.calls().iter().filter(|c| c.starts_with("WATCH")).count(),
+            watches + 1,
+            "re-watched after 800 ms, the {}th time too",
+            rv - 1
+        );
+    }
+}
+
+#[test]
 fn rl_12_very_short_watch_backs_off_then_relists() {
     let mut r = Rig::new(Rig::opts());
     r.start();
