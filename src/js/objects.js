@@ -191,8 +191,18 @@ export function parseFrozen(text) {
   return obj;
 }
 
-// Make a wasm-bindgen iterator object usable with `for await`.
+// Make a wasm-bindgen iterator object usable with `for await`, with calls of
+// `next()` queued as the async iterator protocol has them: callers that do
+// not wait for each other get one item each, in order. `return()` is not
+// queued, so it still ends a pending `next()`.
 export function asyncIterable(it) {
+  const next = it.next;
+  let last = Promise.resolve();
+  it.next = function () {
+    const mine = last.then(() => next.call(this));
+    last = mine.catch(() => {});
+    return mine;
+  };
   it[Symbol.asyncIterator] = function () {
     return this;
   };

@@ -165,6 +165,22 @@ test('return() while a next() waits ends that next() and closes the watch', asyn
   assert.equal((await stats()).openWatches, before, 'its request was aborted');
 });
 
+test('next() calls that do not wait for each other get one event each, in order', async () => {
+  const ns = `concurrent-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: ns });
+  const { resourceVersion } = await cms.list({});
+  const it = cms.watch({ resourceVersion });
+  try {
+    const names = ['a', 'b', 'c'];
+    const three = Promise.all([it.next(), it.next(), it.next()]);
+    for (const name of names) await cms.create({ metadata: { name } } as KubeObject, {});
+    const got = (await three).map((r) => (r.done || r.value.type === 'BOOKMARK' ? null : r.value.object.metadata.name));
+    assert.deepEqual(got, names);
+  } finally {
+    await it.return!();
+  }
+});
+
 test('a bad server URL is a KubeError, and the module keeps working', () => {
   assert.throws(() => new KubeClient({ server: 'not a url' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   assert.ok(new KubeClient({ server: 'http://127.0.0.1:1' }));
