@@ -540,7 +540,14 @@ impl Reflector {
                             self.show_transport();
                             s
                         }
-                        Err(e) if e.is_too_many_requests() || e.is_network() => {
+                        // A 5xx with `Retry-After` is the server asking for a
+                        // wait, as a 429 is (client-go's rest client retries
+                        // both inside the request).
+                        Err(e)
+                            if e.is_too_many_requests()
+                                || e.is_network()
+                                || e.retry_after().is_some() =>
+                        {
                             // RL-14: one backoff step, re-watch, no relist.
                             self.record_error(&e);
                             self.back_off(backoff, e.retry_after()).await;

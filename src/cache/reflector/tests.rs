@@ -693,6 +693,27 @@ fn rl_14_429_opening_a_watch_waits_one_step_and_never_relists() {
 }
 
 #[test]
+fn rl_14_a_5xx_with_retry_after_opening_a_watch_waits_and_never_relists() {
+    // A proxy in maintenance answers watch opens with 503 and `Retry-After: 3`:
+    // the informer waits at least that long and re-watches; a relist (the
+    // heaviest request) is what the server asked to be spared.
+    let mut r = Rig::new(Rig::opts());
+    let body = br#"{"kind":"Status","status":"Failure","reason":"ServiceUnavailable","code":503}"#;
+    for _ in 0..2 {
+        r.lw.push_watch_error(Error::from_response(503, body, Some(3)));
+    }
+    r.start();
+    r.advance(2.9);
+    assert_eq!(r.calls(), vec!["LIST rv=0 limit=500", "WATCH rv=1"]);
+    r.advance(0.2);
+    r.advance(3.0);
+    let calls = r.calls();
+    assert_eq!(calls.iter().filter(|c| c.starts_with("LIST")).count(), 1);
+    assert_eq!(calls.iter().filter(|c| c.starts_with("WATCH")).count(), 3);
+    assert_eq!(r.lw.open_watches(), 1);
+}
+
+#[test]
 fn rl_14_network_error_opening_a_watch_retries_but_other_errors_relist_via_the_handler() {
     let mut r = Rig::new(Rig::opts());
     r.lw.push_watch_error(Error::network("connection refused"));
