@@ -172,8 +172,10 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   /**
    * Let go of this handle (also `free()` and `using`). Once every handle,
    * subscription and handler is released, the informer stops watching after
-   * the factory's `releaseGraceMs`, keeping its cache; getting it again from
-   * the factory resumes it from its last resourceVersion.
+   * the factory's `releaseGraceMs` and keeps its cache for `releasedCacheMs`:
+   * getting it again from the factory meanwhile resumes it from its last
+   * resourceVersion. After that it is dropped, and this handle throws when
+   * asked for a new subscription, handler, view or lister.
    */
   release(): void;
   /**

@@ -352,6 +352,9 @@ struct State {
     refs: Cell<usize>,
     /// Paused because its last user let go more than the grace period ago.
     released: Cell<bool>,
+    /// Dropped from its factory after `releasedCacheMs` with no user: its
+    /// handles refuse new users (the factory makes the scope anew).
+    evicted: Cell<bool>,
     grace_task: RefCell<Option<TaskHandle>>,
     /// Resumed after a pause: hold diffs until the catch-up is applied, so
     /// subscribers get one diff of everything that changed meanwhile.
@@ -483,6 +486,7 @@ impl State {
             life,
             refs: Cell::new(0),
             released: Cell::new(false),
+            evicted: Cell::new(false),
             grace_task: RefCell::new(None),
             catching_up: Cell::new(false),
             relists_seen: Cell::new(0),
@@ -515,7 +519,21 @@ impl State {
         id
     }
 
+    /// Refuse a new user of an evicted informer: it no longer watches, and
+    /// its cache would only go stale.
+    fn live(&self) -> Result<(), JsValue> {
+        if self.evicted.get() {
+            return Err(KubeErrorInit::invalid(
+                "this informer was dropped after its factory's releasedCacheMs with no user; \
+                 ask the factory for its scope again",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     fn subscribe(self: &Rc<Self>, listener: JsValue) -> Result<JsValue, JsValue> {
+        self.live()?;
         let listener: Function = listener.dyn_into().map_err(|_| {
             JsValue::from(KubeErrorInit::invalid("the listener must be a function"))
         })?;
@@ -582,6 +600,7 @@ impl State {
     /// `releasedCacheMs`): its cache goes, and its scope is made anew when
     /// asked for again.
     fn evict(&self) {
+        self.evicted.set(true);
         self.grace_task.borrow_mut().take();
         if let Some(p) = &self.persist {
             p.untrack(&self.inf);
@@ -1157,6 +1176,16 @@ fn js_transform(f: Function) -> Transformer {
     })
 }
 
+/// The factory's `releasedCacheMs`: `None` (keep every cache) for
+/// `Infinity`, five minutes when absent.
+fn released_cache_ms(opts: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
+    if options::prop(opts, "releasedCacheMs").and_then(|v| v.as_f64()) == Some(f64::INFINITY) {
+        return Ok(None);
+    }
+    let ms = options::number(opts, "releasedCacheMs")?.unwrap_or(300_000.0);
+    Ok(Some(options::millis(ms)))
+}
+
 #[wasm_bindgen]
 impl InformerFactory {
     /// A factory over a client. In a page, informers stop watching while
@@ -1175,9 +1204,7 @@ impl InformerFactory {
             SharedInformerFactory::new(client.inner().clone(), InformerOptions::default());
         let life = Rc::new(Lifecycle {
             grace: ms("releaseGraceMs", 30_000.0)?,
-            keep_released: Some(options::number(&opts, "releasedCacheMs")?.unwrap_or(300_000.0))
-                .filter(|ms| ms.is_finite())
-                .map(options::millis),
+            keep_released: released_cache_ms(&opts)?,
             hidden_delay: ms("hiddenPauseMs", 60_000.0)?,
             hidden: Cell::new(false),
             hide_task: RefCell::new(None),
@@ -1319,6 +1346,7 @@ impl InformerFactory {
             .collect();
         let key = SharedInformerFactory::scope_key(&scope);
         let stored_as = shape.stored_key(&key);
+        let family = shape.stored_family(&key);
         let warm: Rc<Cell<bool>> = Rc::default();
         if let Some(p) = &self.persist {
             if p.is_enabled() {
@@ -1348,7 +1376,7 @@ impl InformerFactory {
         let state = made.ok_or_else(|| options_conflict(&scope, "options"))?;
         add_label_indexes(&inf, &label_indexes)?;
         if let Some(p) = &self.persist {
-            p.track(&inf, &stored_as);
+            p.track(&inf, &stored_as, &family);
         }
         let weak = Rc::downgrade(&state);
         inf.status().on_failure(move |f| {
@@ -1482,9 +1510,11 @@ impl Drop for Informer {
 impl Informer {
     /// Let go of this handle (also done by `free()` and `Symbol.dispose`).
     /// When the informer's last handle, subscription and handler are gone,
-    /// it stops watching after the factory's `releaseGraceMs`; the cache is
-    /// kept, and a later `factory.informer(...)` resumes it from its last
-    /// resourceVersion. Idempotent.
+    /// it stops watching after the factory's `releaseGraceMs`, and its cache
+    /// is kept for the factory's `releasedCacheMs`: a `factory.informer(...)`
+    /// for the scope meanwhile resumes it from its last resourceVersion.
+    /// After that the informer is dropped, and its old handles throw when
+    /// asked for a new subscription, handler, view or lister. Idempotent.
     pub fn release(&self) {
         if self.held.replace(false) {
             self.state.release();
@@ -1521,6 +1551,7 @@ impl Informer {
         #[wasm_bindgen(unchecked_param_type = "(first: KubeObject, second: KubeObject) => void")]
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
+        self.state.live()?;
         let event = options::string_arg(&event, "event")?;
         let handler: Function = handler
             .dyn_into()
@@ -1607,6 +1638,7 @@ impl Informer {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<ScopedView, JsValue> {
+        self.state.live()?;
         let (namespace, selector, fields) = list_filter(&filter)?;
         let namespace = namespace.filter(|_| !self.state.cluster_scoped);
         Ok(ScopedView {
@@ -1650,6 +1682,7 @@ impl Informer {
         &self,
         #[wasm_bindgen(unchecked_param_type = "EventHandlers")] handlers: JsValue,
     ) -> Result<EventRegistration, JsValue> {
+        self.state.live()?;
         let add = options::function(&handlers, "add")?;
         let update = options::function(&handlers, "update")?;
         let delete = options::function(&handlers, "delete")?;
@@ -1705,13 +1738,15 @@ impl Informer {
         total as f64
     }
 
-    /// A lister over the cache.
-    pub fn lister(&self) -> Lister {
-        Lister {
+    /// A lister over the cache. Throws once the informer has been dropped
+    /// (see `release`).
+    pub fn lister(&self) -> Result<Lister, JsValue> {
+        self.state.live()?;
+        Ok(Lister {
             lister: self.state.inf.lister(),
             cluster_scoped: self.state.cluster_scoped,
             _hold: Hold::new(&self.state),
-        }
+        })
     }
 
     /// Add an index: `fn(obj)` returns the values the object is listed under.

@@ -53,9 +53,16 @@ export function bodyReader(stream) {
 
 // A timer that does not keep Node (or Bun, Deno) running by itself: for
 // housekeeping that only matters while the program goes on anyway.
+// Hosts take at most 2^31 - 1 ms in one timer (a longer delay fires at
+// once), so a longer wait is chained.
 export function idleSleep(ms) {
   return new Promise((resolve) => {
-    const t = globalThis.setTimeout(resolve, ms);
-    if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+    const step = (left) => {
+      const d = Math.min(left, 0x7fffffff);
+      const t = globalThis.setTimeout(() => (left > d ? step(left - d) : resolve()), d);
+      if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+      else if (typeof globalThis.Deno?.unrefTimer === 'function') globalThis.Deno.unrefTimer(t);
+    };
+    step(ms);
   });
 }

@@ -73,6 +73,11 @@ test('an informer nobody holds past releasedCacheMs is dropped with its cache; i
     await until(() => inf.status.phase === 'paused');
     await until(() => inf.status.phase === 'stopped');
     await until(async () => (await openWatches()) <= base);
+    // The dropped informer's old handle takes no new users: they would see
+    // a cache that no longer follows the cluster.
+    for (const use of [() => inf.subscribe(() => {}), () => inf.lister(), () => inf.on('add', () => {}), () => inf.scoped({})]) {
+      assert.throws(use, (e: any) => e.name === 'KubeError' && e.reason === 'Invalid' && /releasedCacheMs/.test(e.message));
+    }
     const next = factory.informer(opts);
     assert.notEqual(next.status.phase, 'stopped', 'a new informer for the scope');
     await next.waitForSync();
@@ -87,6 +92,42 @@ test('an informer nobody holds past releasedCacheMs is dropped with its cache; i
     held.release();
   } finally {
     factory.shutdown();
+  }
+});
+
+test('releasedCacheMs: Infinity keeps a released cache, and a delay past a timer\'s range is waited in steps', async () => {
+  await sim('/sim/faults/clear', {});
+  const opts = { version: 'v1', resource: 'configmaps', namespace: 'lifecycle' };
+  for (const keep of [Infinity, 1e12]) {
+    const factory = new InformerFactory(client, { releaseGraceMs: 20, releasedCacheMs: keep });
+    const delays: number[] = [];
+    const original = globalThis.setTimeout;
+    globalThis.setTimeout = ((f: () => void, ms?: number, ...rest: unknown[]) => {
+      delays.push(Number(ms));
+      return original(f, ms, ...rest);
+    }) as typeof setTimeout;
+    try {
+      const inf = factory.informer(opts);
+      factory.start();
+      await inf.waitForSync();
+      inf.release();
+      await until(() => inf.status.phase === 'paused');
+      // Hosts fire a delay above 2^31 - 1 ms at once: it must not reach them.
+      if (keep === Infinity) {
+        assert.ok(!delays.some((d) => d > 2 ** 31 - 1), `timers asked for: ${JSON.stringify(delays)}`);
+      } else {
+        await until(() => delays.includes(2 ** 31 - 1));
+        assert.ok(!delays.some((d) => d > 2 ** 31 - 1), `timers asked for: ${JSON.stringify(delays)}`);
+      }
+      // Let a timer that fired at once (hosts make it 1 ms) have run: the
+      // cache is still there.
+      await new Promise((r) => original(r, 20));
+      assert.equal(inf.status.phase, 'paused', `releasedCacheMs: ${keep}`);
+      assert.doesNotThrow(() => inf.lister());
+    } finally {
+      globalThis.setTimeout = original;
+      factory.shutdown();
+    }
   }
 });
 
