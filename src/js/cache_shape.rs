@@ -98,12 +98,7 @@ impl Shape {
     /// transform is known by its source text: one whose result depends on
     /// captured state needs a `persist.name` of its own per state.
     pub fn stored_key(&self, scope_key: &str) -> String {
-        let mut key = scope_key.to_owned();
-        if self.metadata_only {
-            key.push_str("|metadata-only");
-        } else if !self.strip_managed_fields {
-            key.push_str("|managed-fields");
-        }
+        let mut key = self.stored_family(scope_key);
         if let Some(t) = &self.transform {
             let source = String::from(t.to_string());
             // FNV-1a: stable across releases and hosts.
@@ -112,6 +107,19 @@ impl Shape {
             });
             key.push_str("|transform:");
             key.push_str(&hash.to_string());
+        }
+        key
+    }
+
+    /// The stored key without the transform: copies of one family differ
+    /// only in their transform's source text, which a new deploy changes
+    /// (minified), so a copy written under one replaces the others.
+    pub fn stored_family(&self, scope_key: &str) -> String {
+        let mut key = scope_key.to_owned();
+        if self.metadata_only {
+            key.push_str("|metadata-only");
+        } else if !self.strip_managed_fields {
+            key.push_str("|managed-fields");
         }
         key
     }

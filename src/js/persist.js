@@ -210,10 +210,13 @@ export class PersistStore {
   /**
    * One transaction: `puts` ([bucket, bytes, ends] triples; an empty
    * bucket is deleted) and, when `rv` is given, the copy's new resourceVersion, size
-   * and bucket count.
+   * and bucket count. `base` is the scope without its cache shape; with
+   * `sweep`, copies of the same base under another shape (a transform
+   * changed by a new deploy) are deleted in the same transaction.
    */
-  async write(scope, puts, rv, count, buckets) {
+  async write(scope, puts, rv, count, buckets, base, sweep) {
     const key = await this.key(scope);
+    const prefix = await this.prefix;
     const db = await this.open();
     const tx = db.transaction([META, OBJECTS], 'readwrite');
     const finished = done(tx);
@@ -223,7 +226,21 @@ export class PersistStore {
         if (ends.length) objects.put({ bytes, ends }, [key, b]);
         else objects.delete([key, b]);
       }
-      if (rv !== undefined) tx.objectStore(META).put({ format: FORMAT, schema: SCHEMA, rv, count, buckets, savedAt: Date.now() }, key);
+      if (rv !== undefined) tx.objectStore(META).put({ format: FORMAT, schema: SCHEMA, rv, count, buckets, savedAt: Date.now(), base }, key);
+      if (sweep) {
+        const meta = tx.objectStore(META);
+        // Only this identity's copies (keys start with its prefix).
+        const cursor = meta.openCursor(IDBKeyRange.bound(`${prefix}|`, `${prefix}|\uffff`));
+        cursor.onsuccess = () => {
+          const c = cursor.result;
+          if (c === null) return;
+          if (c.key !== key && c.value?.base === base) {
+            c.delete();
+            objects.delete(IDBKeyRange.bound([c.key], [c.key, []]));
+          }
+          c.continue();
+        };
+      }
     } catch (e) {
       // Nothing of a half-built batch may be committed.
       finished.catch(() => {});

@@ -74,6 +74,8 @@ extern "C" {
         rv: Option<String>,
         count: Option<f64>,
         buckets: Option<u32>,
+        base: &str,
+        sweep: bool,
     ) -> Promise;
     #[wasm_bindgen(js_name = clearStore)]
     fn clear_store(name: &str) -> Promise;
@@ -93,6 +95,11 @@ struct Layout {
 /// One informer's pending writes.
 struct Tracked {
     scope: String,
+    /// The scope without its cache shape: copies of other shapes of it are
+    /// left behind by a changed transform (a new deploy), and swept.
+    base: String,
+    /// Whether a write has swept them yet (once per informer).
+    swept: Cell<bool>,
     inf: SharedIndexInformer,
     reg: Registration,
     layout: Rc<Layout>,
@@ -131,6 +138,16 @@ pub struct Persist {
     tracked: RefCell<Vec<Rc<Tracked>>>,
     layouts: RefCell<std::collections::HashMap<String, Rc<Layout>>>,
     writer: RefCell<Option<TaskHandle>>,
+    /// Told when another tab clears the stored copies; listened for again
+    /// whenever an informer is tracked, since `stop` lets go of the channel.
+    on_cleared: RefCell<Option<js_sys::Function>>,
+}
+
+impl Drop for Persist {
+    fn drop(&mut self) {
+        // The channel and the Web Locks are the page's until released.
+        self.store.release();
+    }
 }
 
 impl Persist {
@@ -193,6 +210,7 @@ impl Persist {
             tracked: RefCell::new(Vec::new()),
             layouts: RefCell::default(),
             writer: RefCell::new(None),
+            on_cleared: RefCell::new(None),
         });
         if available {
             let weak = Rc::downgrade(&persist);
@@ -207,6 +225,7 @@ impl Persist {
             .into_js_value()
             .unchecked_into();
             persist.store.listen(&on_cleared);
+            *persist.on_cleared.borrow_mut() = Some(on_cleared);
         }
         Ok(Some(persist))
     }
@@ -239,6 +258,9 @@ impl Persist {
             let (me, scope, warm, layout) =
                 (me.clone(), scope.clone(), warm.clone(), layout.clone());
             Box::pin(async move {
+                // Until a copy is read, what is stored is not what the cache
+                // holds: the first write replaces it whole.
+                layout.rewrite.set(true);
                 let p = me.upgrade()?;
                 let load = JsFuture::from(p.store.load(&scope));
                 drop(p);
@@ -300,19 +322,31 @@ impl Persist {
     /// Stop writing `inf`'s changes (it was dropped); its stored copy stays
     /// for the next start.
     pub fn untrack(&self, inf: &SharedIndexInformer) {
+        let mut gone = Vec::new();
         self.tracked.borrow_mut().retain(|t| {
             let keep = !t.inf.ptr_eq(inf);
             if !keep {
                 t.reg.remove();
+                gone.push(t.scope.clone());
             }
             keep
         });
+        // The scope's next informer starts from what it reads.
+        let mut layouts = self.layouts.borrow_mut();
+        for scope in gone {
+            layouts.remove(&scope);
+        }
     }
 
     /// Write `inf`'s changes from now on.
-    pub fn track(self: &Rc<Self>, inf: &SharedIndexInformer, scope: &str) {
+    /// `scope` is the key its copy is stored under, `base` the same scope
+    /// without the cache shape.
+    pub fn track(self: &Rc<Self>, inf: &SharedIndexInformer, scope: &str, base: &str) {
         if !self.enabled.get() {
             return;
+        }
+        if let Some(f) = &*self.on_cleared.borrow() {
+            self.store.listen(f);
         }
         let layout = self.layout(scope);
         let dirty: Rc<RefCell<HashSet<u32>>> = Rc::default();
@@ -335,6 +369,8 @@ impl Persist {
         let reg = inf.add_handler(handler, false);
         self.tracked.borrow_mut().push(Rc::new(Tracked {
             scope: scope.to_owned(),
+            base: base.to_owned(),
+            swept: Cell::new(false),
             inf: inf.clone(),
             reg,
             layout,
@@ -454,9 +490,16 @@ impl Persist {
         } else {
             (None, None)
         };
-        let written = self
-            .store
-            .write(&t.scope, &puts, rv_arg, count, write_rv.then_some(buckets));
+        let sweep = write_rv && !t.swept.get();
+        let written = self.store.write(
+            &t.scope,
+            &puts,
+            rv_arg,
+            count,
+            write_rv.then_some(buckets),
+            &t.base,
+            sweep,
+        );
         if let Err(e) = JsFuture::from(written).await {
             // Not written: mark them again for whoever writes next.
             t.dirty.borrow_mut().extend(chosen);
@@ -464,6 +507,9 @@ impl Persist {
         }
         if write_rv {
             *t.stored_rv.borrow_mut() = rv;
+        }
+        if sweep {
+            t.swept.set(true);
         }
         Ok(())
     }

@@ -55,9 +55,10 @@ const storedMeta = (name) => new Promise((resolve, reject) => {
   req.onsuccess = () => {
     const db = req.result;
     if (!db.objectStoreNames.contains('meta')) { db.close(); resolve([]); return; }
-    const get = db.transaction('meta').objectStore('meta').getAll();
-    get.onsuccess = () => { db.close(); resolve(get.result); };
-    get.onerror = () => reject(get.error);
+    const store = db.transaction('meta').objectStore('meta');
+    const [get, keys] = [store.getAll(), store.getAllKeys()];
+    keys.onsuccess = () => { db.close(); resolve(get.result.map((m, i) => ({ ...m, key: keys.result[i] }))); };
+    keys.onerror = () => reject(keys.error);
   };
 });
 
@@ -179,7 +180,7 @@ test("copies are kept per identity, under a hash: one user never starts from ano
   }
 });
 
-test('a copy is read only into a cache of its shape: metadata-only, transformed and plain copies are kept apart', async () => {
+test('a copy is read only into a cache of its shape: metadata-only and full copies are kept apart, a changed transform replaces its copy', async () => {
   const page = await browser.context.newPage();
   const start = async (shape) => {
     await page.goto(BLANK());
@@ -202,11 +203,17 @@ test('a copy is read only into a cache of its shape: metadata-only, transformed 
     await until(async () => (await stored()).length === 2, 20_000, 'the plain copy beside it');
     await stop();
     assert.deepEqual(await start('transform'), { warm: false, kind: 'Pod', spec: true, status: false }, 'a transformed cache does not start from the plain copy');
-    await until(async () => (await stored()).length === 3, 20_000, 'the transformed copy');
+    // A transform known by other source text (a new deploy's) replaces the
+    // copy written without it: copies do not pile up with every deploy.
+    const transformed = (all) => all.filter((m) => m.key.includes('|transform:'));
+    await until(async () => transformed(await stored()).length === 1, 20_000, 'the transformed copy');
+    await until(async () => (await stored()).length === 2, 20_000, 'the plain copy swept');
     await stop();
     assert.deepEqual(await start('metadata'), { warm: true, kind: 'PartialObjectMetadata', spec: false, status: false }, 'each starts warm from its own');
     await stop();
-    assert.deepEqual(await start(undefined), { warm: true, kind: 'Pod', spec: true, status: true });
+    assert.deepEqual(await start('transform'), { warm: true, kind: 'Pod', spec: true, status: false });
+    await stop();
+    assert.deepEqual(await start(undefined), { warm: false, kind: 'Pod', spec: true, status: true }, 'the swept copy is gone');
   } finally {
     await page.evaluate(() => window.__kw?.factory.clearPersisted()).catch(() => {});
     await page.close();
@@ -244,7 +251,7 @@ test('two tabs persisting one copy: one writes at a time, the other takes over w
   }
 });
 
-test('clearPersisted in one tab stops every other tab persisting under the name: a logout stays a logout', async () => {
+test('clearPersisted in one tab stops every other tab persisting under the name, one that shut down and started again too: a logout stays a logout', async () => {
   const pages = [await browser.context.newPage(), await browser.context.newPage()];
   const exists = (page) => page.evaluate(async () => (await indexedDB.databases()).some((d) => d.name === 'kubewasm:logout'));
   try {
@@ -254,6 +261,15 @@ test('clearPersisted in one tab stops every other tab persisting under the name:
       await p.evaluate(() => window.__kw.pods.waitForSync());
     }
     await until(async () => (await pages[0].evaluate(storedMeta, 'logout')).length === 1, 20_000, 'a stored copy');
+    // The other tab shuts its factory down and uses it again (a route
+    // change): it still hears of the clear.
+    await pages[1].evaluate(async () => {
+      const w = window.__kw;
+      w.factory.shutdown();
+      w.pods = w.factory.informer({ version: 'v1', resource: 'pods' });
+      w.factory.start();
+      await w.pods.waitForSync();
+    });
     await pages[0].evaluate(() => window.__kw.factory.clearPersisted());
     // Changes keep coming to the other tab, which would write within 100 ms.
     await sim.call('/sim/churn/steps', { steps: 20, seed: 9 });
