@@ -48,7 +48,11 @@ fn key_and_rv(o: &JsValue) -> Option<(String, String)> {
 }
 
 fn cache_state(inf: &Informer) -> State {
-    let list: Array = inf.lister().list(JsValue::UNDEFINED).expect("list");
+    let list: Array = inf
+        .lister()
+        .expect("lister")
+        .list(JsValue::UNDEFINED)
+        .expect("list");
     list.iter().filter_map(|o| key_and_rv(&o)).collect()
 }
 
