@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
-use super::promise::future_to_promise;
+use super::promise::{future_to_promise, rejecting};
 use crate::api::{builtin_resources, ApiResource, RestMapper};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -55,23 +55,25 @@ impl KubeClient {
     pub fn resource_for(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-    ) -> Result<Promise, JsValue> {
-        let name = options::string_arg(&name, "name")?;
-        let d = self.discovery().clone();
-        Ok(future_to_promise(async move {
-            let all = d.resources().await.map_err(|e| from_rest(&e))?;
-            let mapper = RestMapper::new(all.iter().cloned().collect());
-            match mapper.find(&name) {
-                Some(r) => Ok(info_to_js(r)),
-                None => Err(KubeErrorInit {
-                    message: format!("the server doesn't have a resource type {name:?}"),
-                    code: 404,
-                    reason: "NotFound".into(),
-                    ..Default::default()
+    ) -> Promise {
+        rejecting((|| {
+            let name = options::string_arg(&name, "name")?;
+            let d = self.discovery().clone();
+            Ok(future_to_promise(async move {
+                let all = d.resources().await.map_err(|e| from_rest(&e))?;
+                let mapper = RestMapper::new(all.iter().cloned().collect());
+                match mapper.find(&name) {
+                    Some(r) => Ok(info_to_js(r)),
+                    None => Err(KubeErrorInit {
+                        message: format!("the server doesn't have a resource type {name:?}"),
+                        code: 404,
+                        reason: "NotFound".into(),
+                        ..Default::default()
+                    }
+                    .into_js()),
                 }
-                .into_js()),
-            }
-        }))
+            }))
+        })())
     }
 
     /// Forget cached discovery (after installing a CRD, say).

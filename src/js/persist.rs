@@ -30,7 +30,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::error::KubeErrorInit;
 use super::options;
-use super::promise::future_to_promise;
+use super::promise::{future_to_promise, rejecting};
 use crate::cache::{
     object_key, Handler, Notification, Registration, Seed, SeedSource, SharedIndexInformer,
 };
@@ -621,12 +621,12 @@ fn web_sys_warn(msg: &str) {
 /// Delete every stored copy kept under `name` (for every server and
 /// identity), e.g. at logout; resolves once deleted.
 #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
-pub fn clear_persisted(
-    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-) -> Result<Promise, JsValue> {
-    let p = clear_store(&super::options::string_arg(&name, "name")?);
-    Ok(future_to_promise(async move {
-        JsFuture::from(p).await?;
-        Ok(JsValue::UNDEFINED)
-    }))
+pub fn clear_persisted(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Promise {
+    rejecting((|| {
+        let p = clear_store(&super::options::string_arg(&name, "name")?);
+        Ok(future_to_promise(async move {
+            JsFuture::from(p).await?;
+            Ok(JsValue::UNDEFINED)
+        }))
+    })())
 }

@@ -40,3 +40,10 @@ pub(crate) async fn unless_stopped<T>(
         futures::future::Either::Right(_) => None,
     }
 }
+
+/// A promise-returning export's result: a check that failed before any work
+/// started rejects the promise too, so `.catch` and `Promise.allSettled`
+/// see every failure (an export that throws would escape them).
+pub(crate) fn rejecting(r: Result<Promise, JsValue>) -> Promise {
+    r.unwrap_or_else(|e| Promise::reject(&e))
+}

@@ -57,7 +57,17 @@ test('every string argument refuses other types with KubeError Invalid, and the 
         ['queue.numRequeues(key)', () => queue.numRequeues(any(v))],
         ['clearPersisted(name)', () => clearPersisted(any(v))],
       ];
-      for (const [what, call] of calls) assert.throws(call, invalid(`${what} given ${typeof v}`));
+      // What returns a promise rejects (so `.catch` sees it); the rest throws.
+      const promised = /^(resource\.|client\.resourceFor|clearPersisted)/;
+      for (const [what, call] of calls) {
+        if (!promised.test(what)) {
+          assert.throws(call, invalid(`${what} given ${typeof v}`));
+          continue;
+        }
+        let result: unknown;
+        assert.doesNotThrow(() => (result = call()), `${what} given ${typeof v} throws`);
+        await assert.rejects(result as Promise<unknown>, invalid(`${what} given ${typeof v}`));
+      }
     }
     // A filter that is not an object (a selector string by itself, say) is
     // refused rather than read as no filter, which would match everything.
