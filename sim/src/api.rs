@@ -430,6 +430,10 @@ fn delete(sim: &Sim, t: &Target, name: &str, req: &Request) -> Result<Reply, Api
         .pointer("/preconditions/resourceVersion")
         .and_then(Value::as_str)
         .map(str::to_string);
+    let uid = opts
+        .pointer("/preconditions/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     if dry_run(req)
         || opts
             .get("dryRun")
@@ -442,7 +446,15 @@ fn delete(sim: &Sim, t: &Target, name: &str, req: &Request) -> Result<Reply, Api
             .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
         return Ok(deleted(r, o));
     }
-    let o = sim.write(|st| st.delete(t.res, t.ns_key(), name, precondition.as_deref()))?;
+    let o = sim.write(|st| {
+        st.delete(
+            t.res,
+            t.ns_key(),
+            name,
+            precondition.as_deref(),
+            uid.as_deref(),
+        )
+    })?;
     Ok(deleted(r, &o))
 }
 
@@ -521,7 +533,7 @@ fn delete_collection(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiE
         for (ns, name) in keys {
             if dry {
                 out.extend(st.get(t.res, &ns, &name).cloned());
-            } else if let Ok(o) = st.delete(t.res, &ns, &name, None) {
+            } else if let Ok(o) = st.delete(t.res, &ns, &name, None, None) {
                 out.push(o);
             }
         }

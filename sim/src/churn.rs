@@ -130,7 +130,7 @@ fn transition(st: &mut Store, rng: &mut Rng, at: &str) {
             Some(("BackOff", "Back-off restarting failed container", true)),
         ),
         PodState::Failed => {
-            let _ = st.delete(PODS, &ns, &name, None);
+            let _ = st.delete(PODS, &ns, &name, None, None);
             return;
         }
     };
@@ -228,7 +228,7 @@ fn delete_pod(st: &mut Store, rng: &mut Rng, at: &str) {
     let Some((ns, name)) = random_key(st, PODS, rng) else {
         return;
     };
-    if let Ok(o) = st.delete(PODS, &ns, &name, None) {
+    if let Ok(o) = st.delete(PODS, &ns, &name, None, None) {
         if rng.chance(50) {
             let v = o.value();
             record_event(st, &v, "Killing", "Stopping container", false, at);
@@ -298,7 +298,7 @@ fn expire_events(st: &mut Store, rng: &mut Rng) {
     let cap = (st.count(PODS) / 4).max(50);
     for _ in 0..(st.count(EVENTS).saturating_sub(cap)).min(5) {
         if let Some((ns, name)) = random_key(st, EVENTS, rng) {
-            let _ = st.delete(EVENTS, &ns, &name, None);
+            let _ = st.delete(EVENTS, &ns, &name, None, None);
         }
     }
 }

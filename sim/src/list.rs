@@ -311,7 +311,7 @@ mod tests {
         let mut s = filled(6);
         let first = page(&mut s, 3, None).unwrap();
         let token = first.continue_token.unwrap();
-        s.delete(CONFIGMAPS, "ns", "c004", None).unwrap();
+        s.delete(CONFIGMAPS, "ns", "c004", None, None).unwrap();
         s.create(CONFIGMAPS, Some("ns"), cm("c003b", json!({})))
             .unwrap();
         let second = page(&mut s, 3, Some(&token)).unwrap();

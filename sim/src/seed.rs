@@ -578,7 +578,7 @@ pub fn seed(st: &mut Store, spec: &SeedSpec) {
     // Clear what a previous seed made.
     let pods: Vec<_> = st.iter(PODS).map(|(k, _)| k.clone()).collect();
     for (ns, name) in pods {
-        let _ = st.delete(PODS, &ns, &name, None);
+        let _ = st.delete(PODS, &ns, &name, None, None);
     }
     for res in [DEPLOYMENTS, REPLICASETS, SERVICES] {
         let seeded: Vec<_> = st
@@ -587,7 +587,7 @@ pub fn seed(st: &mut Store, spec: &SeedSpec) {
             .map(|(k, _)| k.clone())
             .collect();
         for (ns, name) in seeded {
-            let _ = st.delete(res, &ns, &name, None);
+            let _ = st.delete(res, &ns, &name, None, None);
         }
     }
     let node_count = (spec.pods / 40).clamp(3, 1000);

@@ -497,6 +497,7 @@ impl Store {
         ns: &str,
         name: &str,
         precondition: Option<&str>,
+        uid: Option<&str>,
     ) -> Result<Obj, ApiError> {
         let r = res_of(res)?;
         let key = (ns.to_string(), name.to_string());
@@ -505,6 +506,22 @@ impl Store {
         };
         if precondition.is_some_and(|p| !p.is_empty() && p != old.rv.to_string()) {
             return Err(conflict(r, name));
+        }
+        // As the API server: a uid precondition that does not match is a
+        // 409 saying both.
+        if let Some(want) = uid.filter(|u| !u.is_empty()) {
+            let have = old.value()["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if want != have {
+                return Err(ApiError::new(
+                    409,
+                    "Conflict",
+                    format!("Precondition failed: UID in precondition: {want}, UID in object meta: {have}"),
+                )
+                .with_details(r.group, r.plural, name));
+            }
         }
         if let Some(m) = self.objects.get_mut(res) {
             m.remove(&key);
@@ -712,11 +729,16 @@ pub(crate) mod tests {
         let mut s = store();
         s.create(CONFIGMAPS, Some("ns"), cm("a", json!({})))
             .unwrap();
-        let d = s.delete(CONFIGMAPS, "ns", "a", None).unwrap();
+        let d = s.delete(CONFIGMAPS, "ns", "a", None, None).unwrap();
         assert_eq!(d.rv, s.rv);
         assert_eq!(d.value()["metadata"]["resourceVersion"], s.rv.to_string());
         assert_eq!(s.count(CONFIGMAPS), 0);
-        assert_eq!(s.delete(CONFIGMAPS, "ns", "a", None).unwrap_err().code, 404);
+        assert_eq!(
+            s.delete(CONFIGMAPS, "ns", "a", None, None)
+                .unwrap_err()
+                .code,
+            404
+        );
     }
 
     #[test]
@@ -742,7 +764,7 @@ pub(crate) mod tests {
             .unwrap();
         s.update(CONFIGMAPS, "ns", "a", cm("a", json!({"x": "1"})))
             .unwrap();
-        s.delete(CONFIGMAPS, "ns", "a", None).unwrap();
+        s.delete(CONFIGMAPS, "ns", "a", None, None).unwrap();
         let Since::Events(evs, last) = s.events_after(start, &Filter::all(CONFIGMAPS), 100) else {
             panic!("expired")
         };
@@ -823,7 +845,7 @@ pub(crate) mod tests {
         let at = s.rv;
         s.update(CONFIGMAPS, "ns", "a", cm("a", json!({"x": "1"})))
             .unwrap();
-        s.delete(CONFIGMAPS, "ns", "b", None).unwrap();
+        s.delete(CONFIGMAPS, "ns", "b", None, None).unwrap();
         s.create(CONFIGMAPS, Some("ns"), cm("c", json!({})))
             .unwrap();
         let past = s.items_at(at, &Filter::all(CONFIGMAPS)).unwrap();

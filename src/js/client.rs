@@ -12,12 +12,12 @@ use wasm_bindgen_futures::JsFuture;
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
-use super::promise::{future_to_promise, unless_stopped};
+use super::promise::{future_to_promise, rejecting, unless_stopped};
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
-    PostParams, PropagationPolicy, RateLimit, Request, Status, WatchEvent, WatchParams,
-    WatchStream, WatchTransportMode,
+    PostParams, Preconditions, PropagationPolicy, RateLimit, Request, Status, WatchEvent,
+    WatchParams, WatchStream, WatchTransportMode,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -194,6 +194,12 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number | undefined;
   /** What happens to dependents: the server's default for the resource when absent. */
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' | undefined;
+  /**
+   * Delete only if the object still has this `uid` and/or `resourceVersion`;
+   * otherwise the promise rejects with a 409 `Conflict` and nothing is deleted
+   * (client-go's `DeleteOptions.Preconditions`).
+   */
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
 }
 
 /** The API server's `Status` object, e.g. what `delete` resolves with when the object was deleted at once. */
@@ -455,6 +461,18 @@ fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
         dry_run: options::prop(opts, "dryRun")
             .and_then(|v| v.as_bool())
             .unwrap_or(false),
+        preconditions: match options::prop(opts, "preconditions") {
+            None => None,
+            Some(p) if p.is_object() => Some(Preconditions {
+                uid: options::string(&p, "uid")?,
+                resource_version: options::string(&p, "resourceVersion")?,
+            }),
+            Some(_) => {
+                return Err(KubeErrorInit::invalid(
+                    "option `preconditions` must be an object ({ uid, resourceVersion })",
+                ))
+            }
+        },
     })
 }
 
@@ -500,14 +518,16 @@ impl ResourceClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: Option<JsValue>,
-    ) -> Result<Promise, JsValue> {
-        let name = options::string_arg(&name, "name")?;
-        let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
-        let api = self.scoped(namespace.as_deref());
-        Ok(future_to_promise(async move {
-            let o = api.get(&name).await.map_err(|e| from_rest(&e))?;
-            Ok(to_js_owned(&o))
-        }))
+    ) -> Promise {
+        rejecting((|| {
+            let name = options::string_arg(&name, "name")?;
+            let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
+            let api = self.scoped(namespace.as_deref());
+            Ok(future_to_promise(async move {
+                let o = api.get(&name).await.map_err(|e| from_rest(&e))?;
+                Ok(to_js_owned(&o))
+            }))
+        })())
     }
 
     /// List one page (or everything when no `limit` is given), in the
@@ -516,53 +536,55 @@ impl ResourceClient {
     pub fn list(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ListOptions")] opts: JsValue,
-    ) -> Result<Promise, JsValue> {
-        let p = ListParams {
-            label_selector: options::string(&opts, "labelSelector")?,
-            field_selector: options::string(&opts, "fieldSelector")?,
-            limit: options::whole_number(&opts, "limit", u32::MAX)?,
-            continue_token: options::string(&opts, "continue")?,
-            resource_version: options::string(&opts, "resourceVersion")?,
-            ..Default::default()
-        };
-        let namespace = options::string(&opts, "namespace")?;
-        let api = self.scoped(namespace.as_deref());
-        Ok(future_to_promise(async move {
-            let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
-            let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
-            let out = Object::new();
-            let _ = Reflect::set(&out, &"items".into(), &items);
-            let _ = Reflect::set(
-                &out,
-                &"resourceVersion".into(),
-                &list.resource_version.into(),
-            );
-            if let Some(c) = list.continue_token {
-                let _ = Reflect::set(&out, &"continue".into(), &c.into());
-            }
-            if !list.invalid.is_empty() {
-                // Items that are not objects the client can hold: reported, not dropped silently.
-                let bad: js_sys::Array = list
-                    .invalid
-                    .iter()
-                    .map(|(key, e)| -> JsValue {
-                        let o = Object::new();
-                        let _ = Reflect::set(&o, &"key".into(), &key.into());
-                        let _ = Reflect::set(&o, &"message".into(), &e.to_string().into());
-                        o.into()
-                    })
-                    .collect();
-                let _ = Reflect::set(&out, &"invalid".into(), &bad);
-            }
-            if let Some(n) = list.remaining_item_count {
+    ) -> Promise {
+        rejecting((|| {
+            let p = ListParams {
+                label_selector: options::string(&opts, "labelSelector")?,
+                field_selector: options::string(&opts, "fieldSelector")?,
+                limit: options::whole_number(&opts, "limit", u32::MAX)?,
+                continue_token: options::string(&opts, "continue")?,
+                resource_version: options::string(&opts, "resourceVersion")?,
+                ..Default::default()
+            };
+            let namespace = options::string(&opts, "namespace")?;
+            let api = self.scoped(namespace.as_deref());
+            Ok(future_to_promise(async move {
+                let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
+                let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
+                let out = Object::new();
+                let _ = Reflect::set(&out, &"items".into(), &items);
                 let _ = Reflect::set(
                     &out,
-                    &"remainingItemCount".into(),
-                    &JsValue::from_f64(n as f64),
+                    &"resourceVersion".into(),
+                    &list.resource_version.into(),
                 );
-            }
-            Ok(out.into())
-        }))
+                if let Some(c) = list.continue_token {
+                    let _ = Reflect::set(&out, &"continue".into(), &c.into());
+                }
+                if !list.invalid.is_empty() {
+                    // Items that are not objects the client can hold: reported, not dropped silently.
+                    let bad: js_sys::Array = list
+                        .invalid
+                        .iter()
+                        .map(|(key, e)| -> JsValue {
+                            let o = Object::new();
+                            let _ = Reflect::set(&o, &"key".into(), &key.into());
+                            let _ = Reflect::set(&o, &"message".into(), &e.to_string().into());
+                            o.into()
+                        })
+                        .collect();
+                    let _ = Reflect::set(&out, &"invalid".into(), &bad);
+                }
+                if let Some(n) = list.remaining_item_count {
+                    let _ = Reflect::set(
+                        &out,
+                        &"remainingItemCount".into(),
+                        &JsValue::from_f64(n as f64),
+                    );
+                }
+                Ok(out.into())
+            }))
+        })())
     }
 
     /// Create an object.
@@ -571,8 +593,8 @@ impl ResourceClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "NewObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
-    ) -> Result<Promise, JsValue> {
-        self.write(false, &obj, &opts)
+    ) -> Promise {
+        rejecting(self.write(false, &obj, &opts))
     }
 
     /// Replace an object (optimistic concurrency through `metadata.resourceVersion`).
@@ -581,8 +603,8 @@ impl ResourceClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "KubeObject")] obj: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
-    ) -> Result<Promise, JsValue> {
-        self.write(true, &obj, &opts)
+    ) -> Promise {
+        rejecting(self.write(true, &obj, &opts))
     }
 
     /// Patch an object (in `namespace` or the client's): `merge`,
@@ -596,42 +618,44 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "object")] patch: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PatchKind")] kind: JsValue,
         #[wasm_bindgen(unchecked_param_type = "WriteOptions")] opts: JsValue,
-    ) -> Result<Promise, JsValue> {
-        let name = options::string_arg(&name, "name")?;
-        let namespace = options::opt_string_arg(&namespace, "namespace")?;
-        let kind = options::string_arg(&kind, "kind")?;
-        let kind = match kind.as_str() {
-            "merge" => PatchType::Merge,
-            "strategic" => PatchType::Strategic,
-            "json" => PatchType::Json,
-            "apply" => PatchType::Apply,
-            other => {
-                return Err(KubeErrorInit::invalid(format!(
-                    "patch type must be merge, strategic, json or apply, not {other:?}"
-                ))
-                .into())
-            }
-        };
-        let WriteParams {
-            dry_run,
-            field_manager,
-            force,
-            subresource,
-        } = write_params(&opts)?;
-        let body = json_body(&patch)?;
-        let params = PatchParams {
-            dry_run,
-            field_manager,
-            force,
-        };
-        let api = self.scoped(namespace.as_deref());
-        Ok(future_to_promise(async move {
-            let o = api
-                .patch_json(&name, &subresource, body, kind, &params)
-                .await
-                .map_err(|e| from_rest(&e))?;
-            Ok(to_js_owned(&o))
-        }))
+    ) -> Promise {
+        rejecting((|| {
+            let name = options::string_arg(&name, "name")?;
+            let namespace = options::opt_string_arg(&namespace, "namespace")?;
+            let kind = options::string_arg(&kind, "kind")?;
+            let kind = match kind.as_str() {
+                "merge" => PatchType::Merge,
+                "strategic" => PatchType::Strategic,
+                "json" => PatchType::Json,
+                "apply" => PatchType::Apply,
+                other => {
+                    return Err(KubeErrorInit::invalid(format!(
+                        "patch type must be merge, strategic, json or apply, not {other:?}"
+                    ))
+                    .into())
+                }
+            };
+            let WriteParams {
+                dry_run,
+                field_manager,
+                force,
+                subresource,
+            } = write_params(&opts)?;
+            let body = json_body(&patch)?;
+            let params = PatchParams {
+                dry_run,
+                field_manager,
+                force,
+            };
+            let api = self.scoped(namespace.as_deref());
+            Ok(future_to_promise(async move {
+                let o = api
+                    .patch_json(&name, &subresource, body, kind, &params)
+                    .await
+                    .map_err(|e| from_rest(&e))?;
+                Ok(to_js_owned(&o))
+            }))
+        })())
     }
 
     /// Delete an object (in `namespace` or the client's). Resolves with the
@@ -648,18 +672,20 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] namespace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "DeleteOptions")] opts: JsValue,
-    ) -> Result<Promise, JsValue> {
-        let name = options::string_arg(&name, "name")?;
-        let namespace = options::opt_string_arg(&namespace, "namespace")?;
-        let params = delete_params(&opts)?;
-        let api = self.scoped(namespace.as_deref());
-        Ok(future_to_promise(async move {
-            match api.delete(&name, &params).await {
-                Ok(Deleted::Object(o)) => Ok(to_js_owned(&o)),
-                Ok(Deleted::Status(s)) => status_to_js(&s),
-                Err(e) => Err(from_rest(&e)),
-            }
-        }))
+    ) -> Promise {
+        rejecting((|| {
+            let name = options::string_arg(&name, "name")?;
+            let namespace = options::opt_string_arg(&namespace, "namespace")?;
+            let params = delete_params(&opts)?;
+            let api = self.scoped(namespace.as_deref());
+            Ok(future_to_promise(async move {
+                match api.delete(&name, &params).await {
+                    Ok(Deleted::Object(o)) => Ok(to_js_owned(&o)),
+                    Ok(Deleted::Status(s)) => status_to_js(&s),
+                    Err(e) => Err(from_rest(&e)),
+                }
+            }))
+        })())
     }
 
     /// Watch changes as an async iterable of events. Breaking out of the loop

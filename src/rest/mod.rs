@@ -65,7 +65,8 @@ pub use list::ObjectList;
 pub use list_decoder::{ListHooks, OnContinue, OnItem};
 pub use object::{Extension, KubeObject, Labels, ObjectMeta, OwnerReference, WeakKubeObject};
 pub use params::{
-    DeleteParams, ListParams, PatchParams, PatchType, PostParams, PropagationPolicy, WatchParams,
+    DeleteParams, ListParams, PatchParams, PatchType, PostParams, Preconditions, PropagationPolicy,
+    WatchParams,
 };
 pub use request::{Method, Request};
 pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};

@@ -3,6 +3,8 @@
 //! by the [`Request`](super::Request) builder. Unset fields are omitted, as
 //! client-go's parameter codec does.
 
+use super::scan::quote;
+
 /// Parameters of a LIST (`GET` on a collection).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListParams {
@@ -93,6 +95,19 @@ pub struct DeleteParams {
     pub grace_period_seconds: Option<u32>,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// Delete only the object with this uid and/or resourceVersion (a 409
+    /// `Conflict` otherwise): guards against deleting an object that was
+    /// re-created or changed since it was read.
+    pub preconditions: Option<Preconditions>,
+}
+
+/// `DeleteOptions.preconditions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preconditions {
+    /// The object's `metadata.uid`.
+    pub uid: Option<String>,
+    /// The object's `metadata.resourceVersion`.
+    pub resource_version: Option<String>,
 }
 
 /// The four patch flavours and their content types.
@@ -211,6 +226,45 @@ impl PatchParams {
 }
 
 impl DeleteParams {
+    /// The request body: a `DeleteOptions` with every option, when there
+    /// are preconditions (which only a body carries; the API server then
+    /// ignores the query, so nothing goes there).
+    pub fn to_body(&self) -> Option<Vec<u8>> {
+        let pre = self.preconditions.as_ref()?;
+        let mut b = br#"{"kind":"DeleteOptions","apiVersion":"v1""#.to_vec();
+        let mut member = |name: &str, value: &[u8]| {
+            b.extend_from_slice(b",\"");
+            b.extend_from_slice(name.as_bytes());
+            b.extend_from_slice(b"\":");
+            b.extend_from_slice(value);
+        };
+        if let Some(p) = self.propagation_policy {
+            member("propagationPolicy", &quote(p.as_str()));
+        }
+        if let Some(g) = self.grace_period_seconds {
+            member("gracePeriodSeconds", g.to_string().as_bytes());
+        }
+        if self.dry_run {
+            member("dryRun", br#"["All"]"#);
+        }
+        let mut p = b"{".to_vec();
+        let mut sep = "";
+        for (name, v) in [
+            ("uid", &pre.uid),
+            ("resourceVersion", &pre.resource_version),
+        ] {
+            if let Some(v) = v {
+                p.extend_from_slice(format!("{sep}\"{name}\":").as_bytes());
+                p.extend_from_slice(&quote(v));
+                sep = ",";
+            }
+        }
+        p.push(b'}');
+        member("preconditions", &p);
+        b.push(b'}');
+        Some(b)
+    }
+
     /// The query pairs.
     pub fn to_query(&self) -> Vec<(String, String)> {
         let mut q = Vec::new();

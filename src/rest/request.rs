@@ -243,7 +243,10 @@ impl Request {
     /// Delete parameters.
     #[must_use]
     pub fn delete_params(self, p: &DeleteParams) -> Self {
-        self.query_pairs(p.to_query())
+        match p.to_body() {
+            Some(body) => self.body(body, "application/json"),
+            None => self.query_pairs(p.to_query()),
+        }
     }
 
     /// Mark as a watch: `watch=true` is added and the response is read as a
@@ -590,6 +593,7 @@ mod tests {
                     propagation_policy: Some(PropagationPolicy::Foreground),
                     grace_period_seconds: Some(0),
                     dry_run: true,
+                    preconditions: None,
                 }),
                 "/api/v1/namespaces/ns/pods/p?propagationPolicy=Foreground&gracePeriodSeconds=0&dryRun=All",
             ),
@@ -685,5 +689,56 @@ mod tests {
             PatchType::Apply.content_type(),
             "application/apply-patch+yaml"
         );
+    }
+
+    #[test]
+    fn delete_preconditions_go_in_a_delete_options_body_with_every_option() {
+        let p = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            grace_period_seconds: Some(5),
+            dry_run: true,
+            preconditions: Some(super::super::Preconditions {
+                uid: Some("u-\"1".into()),
+                resource_version: Some("42".into()),
+            }),
+        };
+        let req = Request::delete()
+            .namespace("ns")
+            .resource("pods")
+            .name("p")
+            .delete_params(&p);
+        // With a body the API server reads no query: nothing goes there.
+        assert_eq!(
+            req.path_and_query().expect("valid"),
+            "/api/v1/namespaces/ns/pods/p"
+        );
+        let body = req.body_bytes().expect("a body");
+        let v: serde_json::Value = serde_json::from_slice(body).expect("JSON");
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "kind": "DeleteOptions", "apiVersion": "v1",
+                "propagationPolicy": "Background", "gracePeriodSeconds": 5, "dryRun": ["All"],
+                "preconditions": { "uid": "u-\"1", "resourceVersion": "42" },
+            })
+        );
+        let only_rv = DeleteParams {
+            preconditions: Some(super::super::Preconditions {
+                uid: None,
+                resource_version: Some("7".into()),
+            }),
+            ..Default::default()
+        };
+        let req = Request::delete()
+            .resource("pods")
+            .name("p")
+            .delete_params(&only_rv);
+        let v: serde_json::Value =
+            serde_json::from_slice(req.body_bytes().expect("a body")).expect("JSON");
+        assert_eq!(
+            v["preconditions"],
+            serde_json::json!({ "resourceVersion": "7" })
+        );
+        assert!(v.get("dryRun").is_none());
     }
 }

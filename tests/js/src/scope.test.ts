@@ -72,8 +72,20 @@ test('delete resolves with a Status when deleted at once, with the object for po
   // A dry run deletes nothing; a bad option is refused before any request.
   await cms.delete(name, undefined, { dryRun: true });
   assert.equal((await cms.get(name)).metadata.uid, created.metadata.uid, 'a dry run deletes nothing');
-  assert.throws(() => cms.delete(name, undefined, { propagationPolicy: 'Sideways' as 'Orphan' }), invalid(/propagationPolicy/));
-  const gone = await cms.delete(name, undefined, { propagationPolicy: 'Background', gracePeriodSeconds: 0 });
+  await assert.rejects(cms.delete(name, undefined, { propagationPolicy: 'Sideways' as 'Orphan' }), invalid(/propagationPolicy/));
+  // Preconditions: a stale resourceVersion or another uid deletes nothing.
+  const conflict = (what: RegExp) => (e: unknown) => e instanceof KubeError && e.code === 409 && e.reason === 'Conflict' && what.test(e.message);
+  await cms.replace({ ...created, data: { a: '2' } } as KubeObject);
+  await assert.rejects(cms.delete(name, undefined, { preconditions: { resourceVersion: created.metadata.resourceVersion } }), conflict(/modified/));
+  await assert.rejects(cms.delete(name, undefined, { preconditions: { uid: 'someone-else' } }), conflict(/UID in precondition/));
+  assert.equal((await cms.get(name)).metadata.uid, created.metadata.uid, 'a failed precondition deletes nothing');
+  await assert.rejects(cms.delete(name, undefined, { preconditions: 'x' as unknown as { uid: string } }), invalid(/preconditions/));
+  const current = await cms.get(name);
+  const gone = await cms.delete(name, undefined, {
+    propagationPolicy: 'Background',
+    gracePeriodSeconds: 0,
+    preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
+  });
   if (!isStatus(gone)) throw new Error(`a configmap deleted at once answers a Status, not ${JSON.stringify(gone)}`);
   const status: Status = gone;
   assert.equal(status.status, 'Success');
