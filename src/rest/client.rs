@@ -457,10 +457,23 @@ impl Client {
                     l.acquire().await;
                 }
             }
+            // The timeout covers a token provider too (an exec plugin or a
+            // refresh that never answers), as client-go's covers its auth.
+            let headers = match timeout {
+                None => self.headers(req).await?,
+                Some(d) => match select(Box::pin(self.headers(req)), self.0.clock.sleep(d)).await {
+                    Either::Left((h, _)) => h?,
+                    Either::Right(_) => {
+                        return Err(Error::timeout(format!(
+                            "the token provider gave no token within {d:?}"
+                        )))
+                    }
+                },
+            };
             let http = HttpRequest {
                 method: req.method(),
                 url: url.clone(),
-                headers: self.headers(req).await?,
+                headers,
                 body: req.body_bytes().cloned(),
                 credentials: cfg.credentials,
                 is_watch: long_lived,

@@ -301,6 +301,27 @@ fn token_provider_is_called_per_request() {
     assert_eq!(t.request_count(), 0);
 }
 
+/// A token provider that never answers fails the request at the timeout,
+/// unsent, instead of leaving it pending for ever.
+#[test]
+fn a_token_provider_that_never_answers_times_out() {
+    let (c, t, clock) = setup(Config {
+        timeout: Some(Duration::from_secs(2)),
+        ..config().token_provider(|| futures::future::pending::<Result<String, Error>>())
+    });
+    let r = start(get_pod(&c));
+    run_until_stalled();
+    clock.advance(Duration::from_millis(1_900));
+    run_until_stalled();
+    assert!(r.borrow().is_none(), "still waiting within the timeout");
+    clock.advance(Duration::from_millis(200));
+    run_until_stalled();
+    let err = r.borrow_mut().take().expect("done").expect_err("an error");
+    assert!(err.is_timeout(), "{err}");
+    assert!(err.to_string().contains("token provider"), "{err}");
+    assert_eq!(t.request_count(), 0);
+}
+
 /// RC-04: the client-side limiter paces requests on the clock; watches are
 /// exempt.
 #[test]
