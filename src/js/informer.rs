@@ -570,27 +570,26 @@ impl State {
         if n > 0 || self.grace_task.borrow().is_some() || self.inf.is_stopped() {
             return;
         }
-        let me = Rc::downgrade(self);
+        // Held by the task, not weakly: once the factory is gone (freed or
+        // collected) the task is what still pauses and drops the informer,
+        // which would otherwise watch for the life of the process.
+        let me = self.clone();
         let grace = self.life.grace;
         let keep = self.life.keep_released;
         let task = spawn_local(async move {
             real_clock().sleep(grace).await;
-            match me.upgrade() {
-                Some(s) if s.refs.get() == 0 => {
-                    s.released.set(true);
-                    s.apply_pause();
-                }
-                _ => return,
+            if me.refs.get() != 0 {
+                return;
             }
+            me.released.set(true);
+            me.apply_pause();
             let Some(keep) = keep else { return };
             // Not a reason for Node to stay up: the cache only matters to
             // a program that goes on.
             let _ =
                 wasm_bindgen_futures::JsFuture::from(idle_sleep(keep.as_secs_f64() * 1000.0)).await;
-            if let Some(s) = me.upgrade() {
-                if s.refs.get() == 0 && s.released.get() {
-                    s.evict();
-                }
+            if me.refs.get() == 0 && me.released.get() {
+                me.evict();
             }
         });
         *self.grace_task.borrow_mut() = Some(task);
@@ -1439,14 +1438,7 @@ impl InformerFactory {
     /// state). The factory can be used again: informers asked for afterwards
     /// are new, and run once `start()` is called again.
     pub fn shutdown(&self) {
-        if let (Some(doc), Some(f)) = (document(), &self.on_visibility) {
-            if let Some(remove) = Reflect::get(&doc, &"removeEventListener".into())
-                .ok()
-                .and_then(|v| v.dyn_into::<Function>().ok())
-            {
-                let _ = remove.call2(&doc, &"visibilitychange".into(), f);
-            }
-        }
+        self.remove_visibility_listener();
         if let Some(t) = self.life.hide_task.borrow_mut().take() {
             t.abort();
         }
@@ -1458,6 +1450,35 @@ impl InformerFactory {
         for s in &all {
             s.end_grace();
             s.joined.notify_waiters();
+        }
+    }
+}
+
+impl InformerFactory {
+    fn remove_visibility_listener(&self) {
+        if let (Some(doc), Some(f)) = (document(), &self.on_visibility) {
+            if let Some(remove) = Reflect::get(&doc, &"removeEventListener".into())
+                .ok()
+                .and_then(|v| v.dyn_into::<Function>().ok())
+            {
+                let _ = remove.call2(&doc, &"visibilitychange".into(), f);
+            }
+        }
+    }
+}
+
+impl Drop for InformerFactory {
+    /// Freed (`free()`, `Symbol.dispose`) or collected: nobody can ask for
+    /// the informers nobody holds again, so they stop now; held ones run
+    /// until released, then stop after their grace period as usual.
+    fn drop(&mut self) {
+        self.remove_visibility_listener();
+        for s in states(&self.factory) {
+            if s.refs.get() == 0 {
+                s.inf.stop();
+                s.end_grace();
+                s.joined.notify_waiters();
+            }
         }
     }
 }

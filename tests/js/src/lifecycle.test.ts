@@ -131,6 +131,27 @@ test('releasedCacheMs: Infinity keeps a released cache, and a delay past a timer
   }
 });
 
+test('a freed factory stops what nobody holds at once, and what is still held once it is let go', async () => {
+  await sim('/sim/faults/clear', {});
+  await until(async () => (await openWatches()) === 0);
+  const opts = { version: 'v1', resource: 'configmaps', namespace: 'lifecycle' };
+  const factory = new InformerFactory(client, { releaseGraceMs: 100 });
+  const released = factory.informer({ ...opts, labelSelector: 'a=b' });
+  const held = factory.informer(opts);
+  factory.start();
+  await Promise.all([released.waitForSync(), held.waitForSync()]);
+  await until(async () => (await openWatches()) === 2);
+  released.release();
+  factory.free();
+  // Nobody can ask the freed factory for it again: stopped now, not after the grace period.
+  assert.equal(released.status.phase, 'stopped');
+  assert.equal(held.status.phase, 'watching', 'a held informer keeps watching');
+  // Its handle freed too, nothing reaches the informer but its grace period:
+  // that still closes the watch (it kept watching for the life of the process).
+  held.free();
+  await until(async () => (await openWatches()) === 0);
+});
+
 test('after shutdown, releasing or freeing an informer starts no grace period (no timer keeps Node alive)', async () => {
   await sim('/sim/faults/clear', {});
   const GRACE = 123_457;
