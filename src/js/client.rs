@@ -13,6 +13,7 @@ use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
 use super::promise::{future_to_promise, rejecting, unless_stopped};
+use super::selector::label_selector_query;
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
     Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
@@ -122,11 +123,14 @@ export interface ResourceRef {
 export interface ListOptions {
   /** List in this namespace instead of the client's (as `get`'s `namespace` argument). */
   namespace?: string | undefined;
-  labelSelector?: string | undefined;
+  /** A selector string, or an API `LabelSelector` object such as a Deployment's `spec.selector`. */
+  labelSelector?: string | LabelSelectorObject | undefined;
   fieldSelector?: string | undefined;
   limit?: number | undefined;
   continue?: string | undefined;
   resourceVersion?: string | undefined;
+  /** How `resourceVersion` applies: `NotOlderThan` or `Exact` (the server's rules). */
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact' | undefined;
 }
 
 /** One page of a list. */
@@ -143,10 +147,16 @@ export interface ListResult<T> {
 export interface WatchOptions {
   /** Watch this namespace instead of the client's (as `get`'s `namespace` argument). */
   namespace?: string | undefined;
-  labelSelector?: string | undefined;
+  /** A selector string, or an API `LabelSelector` object such as a Deployment's `spec.selector`. */
+  labelSelector?: string | LabelSelectorObject | undefined;
   fieldSelector?: string | undefined;
   resourceVersion?: string | undefined;
   allowWatchBookmarks?: boolean | undefined;
+  /**
+   * Start with the current objects as `ADDED` events, ended by a bookmark with the
+   * `k8s.io/initial-events-end` annotation (a watch-list; bookmarks are asked for with it).
+   */
+  sendInitialEvents?: boolean | undefined;
   timeoutSeconds?: number | undefined;
 }
 
@@ -539,11 +549,12 @@ impl ResourceClient {
     ) -> Promise {
         rejecting((|| {
             let p = ListParams {
-                label_selector: options::string(&opts, "labelSelector")?,
+                label_selector: label_selector_query(&opts, "labelSelector")?,
                 field_selector: options::string(&opts, "fieldSelector")?,
                 limit: options::whole_number(&opts, "limit", u32::MAX)?,
                 continue_token: options::string(&opts, "continue")?,
                 resource_version: options::string(&opts, "resourceVersion")?,
+                resource_version_match: options::string(&opts, "resourceVersionMatch")?,
                 ..Default::default()
             };
             let namespace = options::string(&opts, "namespace")?;
@@ -698,15 +709,21 @@ impl ResourceClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "WatchOptions")] opts: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let flag = |name: &str| {
+            options::prop(&opts, name)
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false)
+        };
+        let send_initial_events = flag("sendInitialEvents");
         let p = WatchParams {
-            label_selector: options::string(&opts, "labelSelector")?,
+            label_selector: label_selector_query(&opts, "labelSelector")?,
             field_selector: options::string(&opts, "fieldSelector")?,
             resource_version: options::string(&opts, "resourceVersion")?,
-            allow_watch_bookmarks: options::prop(&opts, "allowWatchBookmarks")
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false),
+            // A watch-list: the API server requires both with it.
+            resource_version_match: send_initial_events.then(|| "NotOlderThan".to_owned()),
+            send_initial_events: send_initial_events.then_some(true),
+            allow_watch_bookmarks: flag("allowWatchBookmarks") || send_initial_events,
             timeout_seconds: options::whole_number(&opts, "timeoutSeconds", u32::MAX)?,
-            ..Default::default()
         };
         let namespace = options::string(&opts, "namespace")?;
         let req = self

@@ -25,7 +25,7 @@ use super::object::to_js;
 use super::options::{self, report};
 use super::persist::Persist;
 use super::promise::future_to_promise;
-use super::selector::{label_selector, selector_error};
+use super::selector::{label_selector, label_selector_query, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
     Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
@@ -1264,11 +1264,7 @@ impl InformerFactory {
     ) -> Result<Informer, JsValue> {
         let resource = super::discovery::api_resource(&opts)?;
         // A string is kept verbatim; an object is sent in canonical form.
-        let label_selector = match options::prop(&opts, "labelSelector") {
-            Some(v) if !v.is_string() => Some(label_selector(&opts, "labelSelector")?.to_string()),
-            _ => options::string(&opts, "labelSelector")?,
-        }
-        .filter(|s| !s.trim().is_empty());
+        let label_selector = label_selector_query(&opts, "labelSelector")?;
         if let Some(s) = &label_selector {
             LabelSelector::parse(s).map_err(selector_error)?;
         }

@@ -72,3 +72,13 @@ pub fn label_selector(obj: &JsValue, name: &str) -> Result<LabelSelector, JsValu
     let spec = LabelSelectorSpec::from_json(json.as_bytes()).map_err(selector_error)?;
     LabelSelector::from_spec(spec.as_ref()).map_err(selector_error)
 }
+
+/// The label selector under `name` as a request's `labelSelector`: a string
+/// as given (the server checks it), an object in canonical form.
+pub fn label_selector_query(obj: &JsValue, name: &str) -> Result<Option<String>, JsValue> {
+    Ok(match super::options::prop(obj, name) {
+        Some(v) if !v.is_string() => Some(label_selector(obj, name)?.to_string()),
+        _ => super::options::string(obj, name)?,
+    }
+    .filter(|s| !s.trim().is_empty()))
+}

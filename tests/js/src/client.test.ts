@@ -53,6 +53,30 @@ test('list pages with continue tokens and a label selector', async () => {
   const web = await pods.list({ labelSelector: 'app=web' });
   assert.ok(web.items.every((p) => p.metadata.labels?.['app'] === 'web'));
   await assert.rejects(pods.list({ labelSelector: 'app in (' }), (e: unknown) => e instanceof KubeError && e.code === 400);
+  // A workload's selector object lists what the same string does.
+  const byObject = await pods.list({ labelSelector: { matchLabels: { app: 'web' } } });
+  assert.deepEqual(byObject.items.map((p) => p.metadata.uid).sort(), web.items.map((p) => p.metadata.uid).sort());
+  const exprs = await pods.list({ labelSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['web'] }] } });
+  assert.equal(exprs.items.length + web.items.length, all.items.length);
+  await assert.rejects(pods.list({ labelSelector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['x'] }] } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+});
+
+test('a watch with sendInitialEvents starts with the current objects, then the end bookmark, then changes', async () => {
+  const ns = `js-wl-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: ns });
+  for (const n of ['a', 'b']) await cms.create({ metadata: { name: n } } as KubeObject, {});
+  const seen: string[] = [];
+  for await (const ev of cms.watch({ sendInitialEvents: true })) {
+    if (ev.type === 'BOOKMARK') {
+      if (ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true') continue;
+      seen.push('END');
+      await cms.delete('a');
+      continue;
+    }
+    seen.push(`${ev.type} ${ev.object.metadata.name}`);
+    if (ev.type === 'DELETED') break;
+  }
+  assert.deepEqual([...seen.slice(0, 2).sort(), ...seen.slice(2)], ['ADDED a', 'ADDED b', 'END', 'DELETED a']);
 });
 
 test('writes reach the status subresource with the subresource option; a write to the object keeps its status', async () => {
