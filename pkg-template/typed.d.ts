@@ -13,6 +13,7 @@ import type {
   Diff,
   EventHandlers,
   EventRegistration,
+  GetOptions,
   IndexFunc,
   InformerFactoryOptions,
   InformerOptions,
@@ -102,8 +103,12 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
   [Symbol.dispose](): void;
   /** Get one object by name: a cluster-scoped one, or in the client's namespace. */
   get(name: string): Promise<T>;
-  /** Get one object by name in `namespace` (the client's when `null` or `undefined`). */
-  get(name: string, namespace: string | null | undefined): Promise<T>;
+  /**
+   * Get one object by name in `namespace` (the client's when `null` or
+   * `undefined`); `{ subresource: 'status' }` or `'scale'` reads that
+   * subresource (a `scale` is an `autoscaling/v1` `Scale`, not a `T`).
+   */
+  get(name: string, namespace: string | null | undefined, opts?: GetOptions): Promise<T>;
   /** List one page (or everything when no `limit` is given). */
   list(opts?: ListOptions): Promise<ListResult<T>>;
   /** Create an object, in `metadata.namespace` or the client's. */
@@ -120,6 +125,12 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
    */
   delete(name: string): Promise<T | Status>;
   delete(name: string, namespace: string | null | undefined, opts?: DeleteOptions): Promise<T | Status>;
+  /**
+   * Delete every object matching the selectors, in the options' `namespace`
+   * or the client's (every namespace when neither has one): client-go's
+   * `DeleteCollection`. Resolves with what the server deleted, as a list.
+   */
+  deleteCollection(opts?: ListOptions & DeleteOptions): Promise<ListResult<T>>;
   /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
   watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>> & { readonly transport: WatchCarrier | undefined };
 }

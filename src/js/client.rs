@@ -16,9 +16,9 @@ use super::promise::{future_to_promise, rejecting, unless_stopped};
 use super::selector::label_selector_query;
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
-    Client, Config, CredentialsMode, DeleteParams, Error, ListParams, PatchParams, PatchType,
-    PostParams, Preconditions, PropagationPolicy, RateLimit, Request, Status, WatchEvent,
-    WatchParams, WatchStream, WatchTransportMode,
+    Client, Config, CredentialsMode, DeleteParams, Error, ListParams, ObjectList, PatchParams,
+    PatchType, PostParams, Preconditions, PropagationPolicy, RateLimit, Request, Status,
+    WatchEvent, WatchParams, WatchStream, WatchTransportMode,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -117,6 +117,12 @@ export interface ResourceRef {
    * `create`, `replace`, `patch` and `delete`; a cluster-scoped one ignores it.
    */
   namespaced?: boolean | undefined;
+}
+
+/** Options of `get`. */
+export interface GetOptions {
+  /** Read this subresource of the object (`status`, `scale`) instead of the object. */
+  subresource?: string | undefined;
 }
 
 /** Options of a list call. */
@@ -522,19 +528,26 @@ fn json_body(value: &JsValue) -> Result<Vec<u8>, KubeErrorInit> {
 
 #[wasm_bindgen]
 impl ResourceClient {
-    /// Get one object by name, in `namespace` or the client's.
+    /// Get one object by name, in `namespace` or the client's; with
+    /// `{ subresource: 'status' | 'scale' }`, that subresource of it
+    /// (client-go's `Get` with subresources).
     #[wasm_bindgen(unchecked_return_type = "Promise<KubeObject>")]
     pub fn get(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "GetOptions")] opts: Option<JsValue>,
     ) -> Promise {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
+            let sub = options::string(&opts.unwrap_or_default(), "subresource")?.unwrap_or_default();
             let api = self.scoped(namespace.as_deref());
             Ok(future_to_promise(async move {
-                let o = api.get(&name).await.map_err(|e| from_rest(&e))?;
+                let o = api
+                    .get_subresource(&name, &sub)
+                    .await
+                    .map_err(|e| from_rest(&e))?;
                 Ok(to_js_owned(&o))
             }))
         })())
@@ -561,39 +574,7 @@ impl ResourceClient {
             let api = self.scoped(namespace.as_deref());
             Ok(future_to_promise(async move {
                 let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
-                let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
-                let out = Object::new();
-                let _ = Reflect::set(&out, &"items".into(), &items);
-                let _ = Reflect::set(
-                    &out,
-                    &"resourceVersion".into(),
-                    &list.resource_version.into(),
-                );
-                if let Some(c) = list.continue_token {
-                    let _ = Reflect::set(&out, &"continue".into(), &c.into());
-                }
-                if !list.invalid.is_empty() {
-                    // Items that are not objects the client can hold: reported, not dropped silently.
-                    let bad: js_sys::Array = list
-                        .invalid
-                        .iter()
-                        .map(|(key, e)| -> JsValue {
-                            let o = Object::new();
-                            let _ = Reflect::set(&o, &"key".into(), &key.into());
-                            let _ = Reflect::set(&o, &"message".into(), &e.to_string().into());
-                            o.into()
-                        })
-                        .collect();
-                    let _ = Reflect::set(&out, &"invalid".into(), &bad);
-                }
-                if let Some(n) = list.remaining_item_count {
-                    let _ = Reflect::set(
-                        &out,
-                        &"remainingItemCount".into(),
-                        &JsValue::from_f64(n as f64),
-                    );
-                }
-                Ok(out.into())
+                Ok(list_to_js(&list))
             }))
         })())
     }
@@ -699,6 +680,37 @@ impl ResourceClient {
         })())
     }
 
+    /// Delete every object matching the options' selectors (in their
+    /// `namespace`, else the client's, else every namespace of a
+    /// cluster-wide client): client-go's `DeleteCollection`. Resolves with
+    /// what the server deleted, or was deleting, as a list.
+    #[wasm_bindgen(
+        js_name = deleteCollection,
+        unchecked_return_type = "Promise<ListResult<KubeObject>>"
+    )]
+    pub fn delete_collection(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ListOptions & DeleteOptions")] opts: JsValue,
+    ) -> Promise {
+        rejecting((|| {
+            let list = ListParams {
+                label_selector: label_selector_query(&opts, "labelSelector")?,
+                field_selector: options::string(&opts, "fieldSelector")?,
+                ..Default::default()
+            };
+            let params = delete_params(&opts)?;
+            let namespace = options::string(&opts, "namespace")?;
+            let api = self.scoped(namespace.as_deref());
+            Ok(future_to_promise(async move {
+                let deleted = api
+                    .delete_collection(&list, &params)
+                    .await
+                    .map_err(|e| from_rest(&e))?;
+                Ok(list_to_js(&deleted))
+            }))
+        })())
+    }
+
     /// Watch changes as an async iterable of events. Breaking out of the loop
     /// (or calling `return()`) aborts the request; `transport` tells what
     /// carries it once the first event was asked for.
@@ -740,6 +752,43 @@ impl ResourceClient {
         };
         Ok(async_iterable(iter.into()))
     }
+}
+
+/// A list as `list` resolves with it ([`ListResult`] in the typings).
+fn list_to_js(list: &ObjectList) -> JsValue {
+    let items: js_sys::Array = list.items.iter().map(to_js_owned).collect();
+    let out = Object::new();
+    let _ = Reflect::set(&out, &"items".into(), &items);
+    let _ = Reflect::set(
+        &out,
+        &"resourceVersion".into(),
+        &JsValue::from_str(&list.resource_version),
+    );
+    if let Some(c) = &list.continue_token {
+        let _ = Reflect::set(&out, &"continue".into(), &JsValue::from_str(c));
+    }
+    if !list.invalid.is_empty() {
+        // Items that are not objects the client can hold: reported, not dropped silently.
+        let bad: js_sys::Array = list
+            .invalid
+            .iter()
+            .map(|(key, e)| -> JsValue {
+                let o = Object::new();
+                let _ = Reflect::set(&o, &"key".into(), &key.into());
+                let _ = Reflect::set(&o, &"message".into(), &e.to_string().into());
+                o.into()
+            })
+            .collect();
+        let _ = Reflect::set(&out, &"invalid".into(), &bad);
+    }
+    if let Some(n) = list.remaining_item_count {
+        let _ = Reflect::set(
+            &out,
+            &"remainingItemCount".into(),
+            &JsValue::from_f64(n as f64),
+        );
+    }
+    out.into()
 }
 
 /// A `Status` as a plain JS object, shaped as the server sends it.

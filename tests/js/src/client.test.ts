@@ -61,6 +61,20 @@ test('list pages with continue tokens and a label selector', async () => {
   await assert.rejects(pods.list({ labelSelector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['x'] }] } }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
 });
 
+test('deleteCollection deletes what its selectors match, and nothing else', async () => {
+  const ns = `js-dc-${Date.now()}`;
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: ns });
+  for (const [n, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+    await cms.create({ metadata: { name: n, labels: { tier } } } as KubeObject, {});
+  }
+  const gone = await cms.deleteCollection({ labelSelector: { matchLabels: { tier: 'x' } } });
+  assert.deepEqual(gone.items.map((o) => o.metadata.name).sort(), ['a', 'b']);
+  assert.deepEqual((await cms.list({})).items.map((o) => o.metadata.name), ['c']);
+  const dry = await cms.deleteCollection({ dryRun: true });
+  assert.deepEqual(dry.items.map((o) => o.metadata.name), ['c']);
+  assert.equal((await cms.list({})).items.length, 1, 'a dry run deletes nothing');
+});
+
 test('a watch with sendInitialEvents starts with the current objects, then the end bookmark, then changes', async () => {
   const ns = `js-wl-${Date.now()}`;
   const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: ns });
@@ -96,6 +110,9 @@ test('writes reach the status subresource with the subresource option; a write t
   const replaced = (await pods.replace({ ...got, status: { ...got.status, message: 'replaced' } } as KubeObject, { subresource: 'status' })) as WithStatus;
   assert.equal(replaced.status?.message, 'replaced');
   assert.equal(((await pods.get(name)) as WithStatus).status?.message, 'replaced');
+  // Reading the status subresource (client-go's Get with "status").
+  assert.equal(((await pods.get(name, undefined, { subresource: 'status' })) as WithStatus).status?.message, 'replaced');
+  await assert.rejects(pods.get(name, undefined, { subresource: 'a/b' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   await assert.rejects(async () => pods.create({ metadata: { name: 'x' } } as KubeObject, { subresource: 'status' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   await assert.rejects(async () => pods.patch(name, undefined, {}, 'merge', { subresource: 'a/b' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
 });
