@@ -541,7 +541,8 @@ impl ResourceClient {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
-            let sub = options::string(&opts.unwrap_or_default(), "subresource")?.unwrap_or_default();
+            let sub =
+                options::string(&opts.unwrap_or_default(), "subresource")?.unwrap_or_default();
             let api = self.scoped(namespace.as_deref());
             Ok(future_to_promise(async move {
                 let o = api
