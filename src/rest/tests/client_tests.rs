@@ -307,7 +307,7 @@ fn token_provider_is_called_per_request() {
 fn a_token_provider_that_never_answers_times_out() {
     let (c, t, clock) = setup(Config {
         timeout: Some(Duration::from_secs(2)),
-        ..config().token_provider(|| futures::future::pending::<Result<String, Error>>())
+        ..config().token_provider(futures::future::pending::<Result<String, Error>>)
     });
     let r = start(get_pod(&c));
     run_until_stalled();
