@@ -212,9 +212,13 @@ export function nodeTransport(options = {}) {
           return reject(Object.assign(new Error(`unsupported URL scheme ${url.protocol}`), { retryable: false }));
         }
         let settled = false;
+        // A body's length is always sent: Node sends a DELETE's body (delete
+        // preconditions) neither chunked nor with a length otherwise, so the
+        // server reads none and takes the bytes for the next request.
+        const headers = req.body ? { ...req.headers, 'content-length': String(req.body.byteLength) } : req.headers;
         const r = (secure ? https : http).request(url, {
           method: req.method,
-          headers: req.headers,
+          headers,
           agent: secure ? httpsAgent : httpAgent,
         });
         const onAbort = () => r.destroy(abortError());
