@@ -62,6 +62,8 @@
 //! A failed handshake is a network error too, since the browser does not say
 //! why (refused upgrade, 401/403, a proxy without WebSocket support, the
 //! network); establishing is retried like a fetch watch's network errors.
+//! When a forced WebSocket's retries are spent, one fetch of the same watch
+//! asks the server why: its HTTP error, if any, is the watch's error.
 //! A browser WebSocket cannot be paused: messages the consumer has not read
 //! yet beyond [`SocketRequest::max_queued_bytes`] end the watch with a
 //! network error (the reflector then resumes from its last resourceVersion),
@@ -568,6 +570,19 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
                 let mut s = client.watch_stream(body, &req);
                 s.set_transport(choice);
                 return Ok(s);
+            }
+            Err(e @ Error::Network { .. }) if forced => {
+                // A browser does not say why a handshake failed. One fetch of
+                // the same watch asks: its HTTP error (a resourceVersion a
+                // restarted server does not have, an expired token) is the
+                // watch's, so the reflector relists or reports it instead of
+                // retrying the same handshake for ever. A fetch that opens is
+                // closed again at once, and the handshake failure stands.
+                let lease = FetchLease::take(&origin, None);
+                return match client.fetch_watch(&req, lease).await {
+                    Err(http) if http.code().is_some() => Err(http),
+                    _ => Err(e),
+                };
             }
             Err(e) if forced => return Err(e),
             Err(Error::Network { .. } | Error::Timeout { .. }) => {

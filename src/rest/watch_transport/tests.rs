@@ -385,6 +385,40 @@ fn forced_websocket_retries_failed_handshakes_with_backoff() {
     assert_eq!(host.opened.borrow().len(), 3);
     let got = r.borrow_mut().take().expect("gave up");
     assert!(matches!(got, Err(Error::Network { .. })), "{got:?}");
+    // The fetch that asked why opened (the server answers watches): closed
+    // again, and the handshake failure stands.
+    assert_eq!(host.http.request_count(), 1);
+    assert_eq!(host.http.open_bodies(), 0);
+}
+
+#[test]
+fn forced_websocket_learns_why_handshakes_fail_from_one_fetch() {
+    // A restarted server does not have the watch's resourceVersion: it
+    // refuses before the upgrade, which a browser reports as a failed
+    // handshake. The fetch shows the 504, which makes the reflector relist.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::WebSocket);
+    cfg.max_retries = 0;
+    let (c, _clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://x"));
+    host.http.set_handler(|_| {
+        Some(Ok(FakeResponse::status(
+            504,
+            "Timeout",
+            "Too large resource version: 110, current: 3",
+        )))
+    });
+    let c2 = c.clone();
+    let r = start(async move { c2.watch(&pods()).await.map(|_| ()) });
+    run_until_stalled();
+    let got = r.borrow_mut().take().expect("done");
+    match got {
+        Err(e) => assert!(e.is_too_large_resource_version(), "{e:?}"),
+        Ok(()) => panic!("the watch opened"),
+    }
+    assert_eq!(host.http.request_count(), 1);
 }
 
 #[test]
