@@ -544,9 +544,7 @@ impl Reflector {
                         // wait, as a 429 is (client-go's rest client retries
                         // both inside the request).
                         Err(e)
-                            if e.is_too_many_requests()
-                                || e.is_network()
-                                || e.retry_after().is_some() =>
+                            if e.is_too_many_requests() || e.is_network() || e.asks_to_wait() =>
                         {
                             // RL-14: one backoff step, re-watch, no relist.
                             self.record_error(&e);

@@ -461,6 +461,17 @@ impl Error {
         matches!(self, Error::Timeout { .. })
     }
 
+    /// A server error that asks the client to come back later (a 5xx with
+    /// `Retry-After`), as a proxy in maintenance or an overloaded server
+    /// answers; not a resourceVersion the server does not have, which the
+    /// API server answers with a `Retry-After` too but which waiting does
+    /// not mend.
+    pub fn asks_to_wait(&self) -> bool {
+        self.code().is_some_and(|c| c >= 500)
+            && self.retry_after().is_some()
+            && !self.is_too_large_resource_version()
+    }
+
     /// How long the server asked to wait before retrying, if it did, at
     /// most [`MAX_RETRY_AFTER`]: a server or proxy asking for a day would
     /// otherwise hold the request (and an informer) that long.

@@ -714,6 +714,23 @@ fn rl_14_a_5xx_with_retry_after_opening_a_watch_waits_and_never_relists() {
 }
 
 #[test]
+fn rl_14_a_version_the_server_does_not_have_relists_though_it_comes_with_retry_after() {
+    // The API server answers a too-large resourceVersion with 504 and
+    // `Retry-After: 1`; waiting does not mend it: relist.
+    let mut r = Rig::new(Rig::opts());
+    let body = br#"{"kind":"Status","status":"Failure","reason":"Timeout","code":504,"message":"Too large resource version: 110, current: 3","details":{"retryAfterSeconds":1}}"#;
+    r.lw.push_watch_error(Error::from_response(504, body, Some(1)));
+    r.start();
+    r.advance(3.0);
+    let calls = r.calls();
+    assert_eq!(
+        calls.iter().filter(|c| c.starts_with("LIST")).count(),
+        2,
+        "{calls:?}"
+    );
+}
+
+#[test]
 fn rl_14_network_error_opening_a_watch_retries_but_other_errors_relist_via_the_handler() {
     let mut r = Rig::new(Rig::opts());
     r.lw.push_watch_error(Error::network("connection refused"));

@@ -81,7 +81,7 @@ impl Reflector {
     /// Classify an error that ended an attempt (opening it or in-band).
     fn watch_list_error(&self, e: &Error, opening: bool) -> Attempt {
         self.record_error(e);
-        if e.is_too_many_requests() || e.is_network() || e.retry_after().is_some() {
+        if e.is_too_many_requests() || e.is_network() || e.asks_to_wait() {
             return Attempt::BackOff(e.retry_after());
         }
         if (e.is_gone() || e.is_too_large_resource_version()) && !self.state.borrow().rv_unavailable
