@@ -212,11 +212,19 @@ export class PersistStore {
    * bucket is deleted) and, when `rv` is given, the copy's new resourceVersion, size
    * and bucket count. `base` is the scope without its cache shape; with
    * `sweep`, copies of the same base under another shape (a transform
-   * changed by a new deploy) are deleted in the same transaction.
+   * changed by a new deploy) that nobody writes now are deleted in the same
+   * transaction.
    */
   async write(scope, puts, rv, count, buckets, base, sweep) {
     const key = await this.key(scope);
     const prefix = await this.prefix;
+    // A copy another tab or factory writes (it holds the copy's lock) is in
+    // use: only the others are swept.
+    const held = new Set();
+    if (sweep) {
+      const locks = await globalThis.navigator?.locks?.query?.().catch(() => undefined);
+      for (const l of locks?.held ?? []) held.add(l.name);
+    }
     const db = await this.open();
     const tx = db.transaction([META, OBJECTS], 'readwrite');
     const finished = done(tx);
@@ -234,7 +242,7 @@ export class PersistStore {
         cursor.onsuccess = () => {
           const c = cursor.result;
           if (c === null) return;
-          if (c.key !== key && c.value?.base === base) {
+          if (c.key !== key && c.value?.base === base && !held.has(`${this.dbName}|${c.key}`)) {
             c.delete();
             objects.delete(IDBKeyRange.bound([c.key], [c.key, []]));
           }
