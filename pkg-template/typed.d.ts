@@ -9,6 +9,7 @@
 import type {
   ApiResourceInfo,
   ClientOptions,
+  DeleteCollectionOptions,
   DeleteOptions,
   Diff,
   EventHandlers,
@@ -127,10 +128,11 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
   delete(name: string, namespace: string | null | undefined, opts?: DeleteOptions): Promise<T | Status>;
   /**
    * Delete every object matching the selectors, in the options' `namespace`
-   * or the client's (every namespace when neither has one): client-go's
-   * `DeleteCollection`. Resolves with what the server deleted, as a list.
+   * or the client's (a namespaced resource needs one: the API server deletes
+   * collections in one namespace only): client-go's `DeleteCollection`.
+   * Resolves with what the server deleted, as a list.
    */
-  deleteCollection(opts?: ListOptions & DeleteOptions): Promise<ListResult<T>>;
+  deleteCollection(opts?: DeleteCollectionOptions): Promise<ListResult<T>>;
   /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
   watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>> & { readonly transport: WatchCarrier | undefined };
 }

@@ -444,6 +444,7 @@ fn delete(sim: &Sim, t: &Target, name: &str, req: &Request) -> Result<Reply, Api
         let o = st
             .get(t.res, t.ns_key(), name)
             .ok_or_else(|| ApiError::not_found(r.group, r.plural, name))?;
+        crate::store::check_preconditions(r, name, o, precondition.as_deref(), uid.as_deref())?;
         return Ok(deleted(r, o));
     }
     let o = sim.write(|st| {
@@ -521,6 +522,14 @@ fn filter(t: &Target, req: &Request) -> Result<Filter, ApiError> {
 }
 
 fn delete_collection(sim: &Sim, t: &Target, req: &Request) -> Result<Reply, ApiError> {
+    // The API server installs deletecollection on the namespaced path only.
+    if t.r().namespaced && t.ns.is_none() {
+        return Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource".to_string(),
+        ));
+    }
     let f = filter(t, req)?;
     let dry = dry_run(req);
     let (rv, deleted) = sim.write(|st| {

@@ -254,6 +254,38 @@ pub struct Store {
     pub rv0_ignores_limit: bool,
 }
 
+/// A delete's preconditions against the object, as the API server checks
+/// them (a dry run too): a resourceVersion that moved is the usual 409, a
+/// uid that differs a 409 saying both.
+pub fn check_preconditions(
+    r: &Resource,
+    name: &str,
+    old: &Obj,
+    rv: Option<&str>,
+    uid: Option<&str>,
+) -> Result<(), ApiError> {
+    if rv.is_some_and(|p| !p.is_empty() && p != old.rv.to_string()) {
+        return Err(conflict(r, name));
+    }
+    if let Some(want) = uid.filter(|u| !u.is_empty()) {
+        let have = old.value()["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if want != have {
+            return Err(ApiError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
+                ),
+            )
+            .with_details(r.group, r.plural, name));
+        }
+    }
+    Ok(())
+}
+
 fn conflict(r: &Resource, name: &str) -> ApiError {
     let qualified = if r.group.is_empty() {
         r.plural.to_string()
@@ -504,25 +536,7 @@ impl Store {
         let Some(old) = self.objects.get(res).and_then(|m| m.get(&key)).cloned() else {
             return Err(ApiError::not_found(r.group, r.plural, name));
         };
-        if precondition.is_some_and(|p| !p.is_empty() && p != old.rv.to_string()) {
-            return Err(conflict(r, name));
-        }
-        // As the API server: a uid precondition that does not match is a
-        // 409 saying both.
-        if let Some(want) = uid.filter(|u| !u.is_empty()) {
-            let have = old.value()["metadata"]["uid"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if want != have {
-                return Err(ApiError::new(
-                    409,
-                    "Conflict",
-                    format!("Precondition failed: UID in precondition: {want}, UID in object meta: {have}"),
-                )
-                .with_details(r.group, r.plural, name));
-            }
-        }
+        check_preconditions(r, name, &old, precondition, uid)?;
         if let Some(m) = self.objects.get_mut(res) {
             m.remove(&key);
         }

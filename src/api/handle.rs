@@ -226,12 +226,15 @@ impl Api {
         }
     }
 
-    /// DELETE every object matching the list selectors.
+    /// DELETE every object matching the list selectors. A namespaced
+    /// resource needs a namespace: the API server has no deletecollection
+    /// across namespaces (405).
     pub async fn delete_collection(
         &self,
         list: &ListParams,
         params: &DeleteParams,
     ) -> Result<ObjectList, Error> {
+        self.require_namespace("deleteCollection")?;
         let req = self
             .collection_request(Request::delete())
             .list_params(list)

@@ -582,6 +582,8 @@ fn handle_paths_for_core_and_group_namespaced_and_cluster_resources() {
         sent(&t, deploys.delete_collection(&lp, &del)).unwrap(),
         "DELETE /apis/apps/v1/namespaces/prod/deployments"
     );
+    // The API server has no deletecollection across namespaces.
+    assert!(sent(&t, deploys.all_namespaces().delete_collection(&lp, &del)).is_err());
     // Named verbs and subresources.
     assert_eq!(
         sent(&t, pods.in_namespace("a").get("p1")).unwrap(),

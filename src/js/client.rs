@@ -119,6 +119,15 @@ export interface ResourceRef {
   namespaced?: boolean | undefined;
 }
 
+/** Options of `deleteCollection`: which objects, and how they are deleted. */
+export interface DeleteCollectionOptions extends DeleteOptions {
+  /** Delete in this namespace instead of the client's. */
+  namespace?: string | undefined;
+  /** A selector string, or an API `LabelSelector` object. */
+  labelSelector?: string | LabelSelectorObject | undefined;
+  fieldSelector?: string | undefined;
+}
+
 /** Options of `get`. */
 export interface GetOptions {
   /** Read this subresource of the object (`status`, `scale`) instead of the object. */
@@ -681,17 +690,18 @@ impl ResourceClient {
         })())
     }
 
-    /// Delete every object matching the options' selectors (in their
-    /// `namespace`, else the client's, else every namespace of a
-    /// cluster-wide client): client-go's `DeleteCollection`. Resolves with
-    /// what the server deleted, or was deleting, as a list.
+    /// Delete every object matching the options' selectors, in their
+    /// `namespace` or the client's (a namespaced resource needs one: the API
+    /// server deletes collections in one namespace only): client-go's
+    /// `DeleteCollection`. Resolves with what the server deleted, or was
+    /// deleting, as a list.
     #[wasm_bindgen(
         js_name = deleteCollection,
         unchecked_return_type = "Promise<ListResult<KubeObject>>"
     )]
     pub fn delete_collection(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ListOptions & DeleteOptions")] opts: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DeleteCollectionOptions")] opts: JsValue,
     ) -> Promise {
         rejecting((|| {
             let list = ListParams {

@@ -73,6 +73,8 @@ test('deleteCollection deletes what its selectors match, and nothing else', asyn
   const dry = await cms.deleteCollection({ dryRun: true });
   assert.deepEqual(dry.items.map((o) => o.metadata.name), ['c']);
   assert.equal((await cms.list({})).items.length, 1, 'a dry run deletes nothing');
+  // The API server deletes collections in one namespace only.
+  await assert.rejects(client.resource({ version: 'v1', resource: 'configmaps' }).deleteCollection({}), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /namespace/.test(e.message));
 });
 
 test('a watch with sendInitialEvents starts with the current objects, then the end bookmark, then changes', async () => {
