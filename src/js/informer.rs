@@ -524,8 +524,8 @@ impl State {
     fn live(&self) -> Result<(), JsValue> {
         if self.evicted.get() {
             return Err(KubeErrorInit::invalid(
-                "this informer was dropped after its factory's releasedCacheMs with no user; \
-                 ask the factory for its scope again",
+                "this informer was dropped (no user for its factory's releasedCacheMs, or \
+                 its factory is gone): ask a factory for its scope again",
             )
             .into());
         }
@@ -583,6 +583,11 @@ impl State {
             }
             me.released.set(true);
             me.apply_pause();
+            // With its factory gone nobody can ask for it again: dropped now.
+            if me.life.factory.upgrade().is_none() {
+                me.evict();
+                return;
+            }
             let Some(keep) = keep else { return };
             // Not a reason for Node to stay up: the cache only matters to
             // a program that goes on.
@@ -1469,11 +1474,21 @@ impl Drop for InformerFactory {
     /// until released, then stop after their grace period as usual.
     fn drop(&mut self) {
         self.remove_visibility_listener();
+        // Nothing tells the held ones of visibility any more: they watch.
+        if let Some(t) = self.life.hide_task.borrow_mut().take() {
+            t.abort();
+        }
+        self.life.hidden.set(false);
         for s in states(&self.factory) {
             if s.refs.get() == 0 {
+                if let Some(p) = &self.persist {
+                    p.untrack(&s.inf);
+                }
                 s.inf.stop();
                 s.end_grace();
                 s.joined.notify_waiters();
+            } else {
+                s.apply_pause();
             }
         }
     }

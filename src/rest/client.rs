@@ -459,6 +459,7 @@ impl Client {
             }
             // The timeout covers a token provider too (an exec plugin or a
             // refresh that never answers), as client-go's covers its auth.
+            let asked = self.0.clock.now();
             let headers = match timeout {
                 None => self.headers(req).await?,
                 Some(d) => match select(Box::pin(self.headers(req)), self.0.clock.sleep(d)).await {
@@ -478,7 +479,9 @@ impl Client {
                 credentials: cfg.credentials,
                 is_watch: long_lived,
             };
-            let err = match self.attempt(http, want, timeout).await {
+            // One budget for the token and the answer.
+            let left = timeout.map(|d| d.saturating_sub(self.0.clock.now() - asked));
+            let err = match self.attempt(http, want, left).await {
                 Ok((resp, body)) => {
                     self.warn(&resp.headers);
                     let ok = if watch {

@@ -473,6 +473,10 @@ async fn subprotocols(auth: &Auth) -> Result<Vec<String>, Error> {
     })
 }
 
+/// How long the fetch that asks why a forced WebSocket's handshakes fail
+/// may take to answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Open the WebSocket of a watch, retrying failed handshakes like a fetch
 /// watch's network errors when `retry` is set.
 async fn open_socket(
@@ -578,8 +582,11 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
                 // watch's, so the reflector relists or reports it instead of
                 // retrying the same handshake for ever. A fetch that opens is
                 // closed again at once, and the handshake failure stands.
+                // Briefly: behind a proxy that holds streamed answers back
+                // (one reason to force WebSocket) it would not answer.
+                let probe = req.clone().timeout(PROBE_TIMEOUT);
                 let lease = FetchLease::take(&origin, None);
-                return match client.fetch_watch(&req, lease).await {
+                return match client.fetch_watch(&probe, lease).await {
                     Err(http) if http.code().is_some() => Err(http),
                     _ => Err(e),
                 };
