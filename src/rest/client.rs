@@ -457,9 +457,9 @@ impl Client {
                     l.acquire().await;
                 }
             }
-            // The timeout covers a token provider too (an exec plugin or a
-            // refresh that never answers), as client-go's covers its auth.
-            let asked = self.0.clock.now();
+            // A token provider gets the timeout too (an exec plugin or a
+            // refresh that never answers), as client-go's covers its auth;
+            // the answer then has its own.
             let headers = match timeout {
                 None => self.headers(req).await?,
                 Some(d) => match select(Box::pin(self.headers(req)), self.0.clock.sleep(d)).await {
@@ -479,9 +479,7 @@ impl Client {
                 credentials: cfg.credentials,
                 is_watch: long_lived,
             };
-            // One budget for the token and the answer.
-            let left = timeout.map(|d| d.saturating_sub(self.0.clock.now() - asked));
-            let err = match self.attempt(http, want, left).await {
+            let err = match self.attempt(http, want, timeout).await {
                 Ok((resp, body)) => {
                     self.warn(&resp.headers);
                     let ok = if watch {
