@@ -13,6 +13,20 @@ const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
 const cacheState = (objs: readonly KubeObject[]) => Object.fromEntries(objs.map((o) => [keyOf(o), o.metadata.resourceVersion ?? '']));
 const sorted = (o: Record<string, string>) => JSON.stringify(Object.entries(o).sort());
 
+/**
+ * Note every delay given to the global setTimeout (the package's timers go
+ * through it) until `globalThis.setTimeout = original` puts it back.
+ */
+const spyTimeouts = () => {
+  const delays: number[] = [];
+  const original = globalThis.setTimeout;
+  globalThis.setTimeout = ((f: () => void, ms?: number, ...rest: unknown[]) => {
+    delays.push(Number(ms));
+    return original(f, ms, ...rest);
+  }) as typeof setTimeout;
+  return { delays, original };
+};
+
 const client = new KubeClient({ server, token });
 const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
 
@@ -100,12 +114,7 @@ test('releasedCacheMs: Infinity keeps a released cache, and a delay past a timer
   const opts = { version: 'v1', resource: 'configmaps', namespace: 'lifecycle' };
   for (const keep of [Infinity, 1e12]) {
     const factory = new InformerFactory(client, { releaseGraceMs: 20, releasedCacheMs: keep });
-    const delays: number[] = [];
-    const original = globalThis.setTimeout;
-    globalThis.setTimeout = ((f: () => void, ms?: number, ...rest: unknown[]) => {
-      delays.push(Number(ms));
-      return original(f, ms, ...rest);
-    }) as typeof setTimeout;
+    const { delays, original } = spyTimeouts();
     try {
       const inf = factory.informer(opts);
       factory.start();
@@ -162,13 +171,7 @@ test('after shutdown, releasing or freeing an informer starts no grace period (n
   factory.start();
   await Promise.all([released.waitForSync(), freed.waitForSync()]);
   factory.shutdown();
-  // The package's timers go through the global setTimeout: note every delay asked for.
-  const delays: number[] = [];
-  const original = globalThis.setTimeout;
-  globalThis.setTimeout = ((f: () => void, ms?: number, ...rest: unknown[]) => {
-    delays.push(Number(ms));
-    return original(f, ms, ...rest);
-  }) as typeof setTimeout;
+  const { delays, original } = spyTimeouts();
   try {
     released.release();
     freed.free();
