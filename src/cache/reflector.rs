@@ -540,9 +540,8 @@ impl Reflector {
                             self.show_transport();
                             s
                         }
-                        // A 5xx with `Retry-After` is the server asking for a
-                        // wait, as a 429 is (client-go's rest client retries
-                        // both inside the request).
+                        // A 429 or a 5xx asking to wait: client-go's rest
+                        // client retries both inside the request.
                         Err(e)
                             if e.is_too_many_requests() || e.is_network() || e.asks_to_wait() =>
                         {

@@ -601,11 +601,12 @@ impl State {
     }
 
     /// Drop the informer from its factory (nobody held it for the factory's
-    /// `releasedCacheMs`): its cache goes, and its scope is made anew when
-    /// asked for again.
+    /// `releasedCacheMs`, or the factory is gone): its cache goes, and its
+    /// scope is made anew when asked for again.
     fn evict(&self) {
         self.evicted.set(true);
-        self.grace_task.borrow_mut().take();
+        // Called from the grace task too, which returns right after.
+        self.end_grace();
         if let Some(p) = &self.persist {
             p.untrack(&self.inf);
         }
@@ -1481,12 +1482,7 @@ impl Drop for InformerFactory {
         self.life.hidden.set(false);
         for s in states(&self.factory) {
             if s.refs.get() == 0 {
-                if let Some(p) = &self.persist {
-                    p.untrack(&s.inf);
-                }
-                s.inf.stop();
-                s.end_grace();
-                s.joined.notify_waiters();
+                s.evict();
             } else {
                 s.apply_pause();
             }

@@ -231,38 +231,28 @@ impl DeleteParams {
     /// ignores the query, so nothing goes there).
     pub fn to_body(&self) -> Option<Vec<u8>> {
         let pre = self.preconditions.as_ref()?;
-        let mut b = br#"{"kind":"DeleteOptions","apiVersion":"v1""#.to_vec();
-        let mut member = |name: &str, value: &[u8]| {
-            b.extend_from_slice(b",\"");
-            b.extend_from_slice(name.as_bytes());
-            b.extend_from_slice(b"\":");
-            b.extend_from_slice(value);
-        };
+        let mut members = vec![
+            ("kind", quote("DeleteOptions")),
+            ("apiVersion", quote("v1")),
+        ];
         if let Some(p) = self.propagation_policy {
-            member("propagationPolicy", &quote(p.as_str()));
+            members.push(("propagationPolicy", quote(p.as_str())));
         }
         if let Some(g) = self.grace_period_seconds {
-            member("gracePeriodSeconds", g.to_string().as_bytes());
+            members.push(("gracePeriodSeconds", g.to_string().into_bytes()));
         }
         if self.dry_run {
-            member("dryRun", br#"["All"]"#);
+            members.push(("dryRun", br#"["All"]"#.to_vec()));
         }
-        let mut p = b"{".to_vec();
-        let mut sep = "";
-        for (name, v) in [
+        let pre: Vec<(&str, Vec<u8>)> = [
             ("uid", &pre.uid),
             ("resourceVersion", &pre.resource_version),
-        ] {
-            if let Some(v) = v {
-                p.extend_from_slice(format!("{sep}\"{name}\":").as_bytes());
-                p.extend_from_slice(&quote(v));
-                sep = ",";
-            }
-        }
-        p.push(b'}');
-        member("preconditions", &p);
-        b.push(b'}');
-        Some(b)
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| Some((name, quote(v.as_deref()?))))
+        .collect();
+        members.push(("preconditions", json_object(&pre)));
+        Some(json_object(&members))
     }
 
     /// The query pairs.
@@ -277,4 +267,19 @@ impl DeleteParams {
         }
         q
     }
+}
+
+/// A JSON object of members whose values are JSON text already.
+fn json_object(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut out = b"{".to_vec();
+    for (i, (name, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&quote(name));
+        out.push(b':');
+        out.extend_from_slice(value);
+    }
+    out.push(b'}');
+    out
 }

@@ -581,9 +581,9 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
                 // restarted server does not have, an expired token) is the
                 // watch's, so the reflector relists or reports it instead of
                 // retrying the same handshake for ever. A fetch that opens is
-                // closed again at once, and the handshake failure stands.
-                // Briefly: behind a proxy that holds streamed answers back
-                // (one reason to force WebSocket) it would not answer.
+                // closed again at once, and the handshake failure stands. It
+                // gets little time: a proxy that holds streamed answers back
+                // (one reason to force WebSocket) would not answer.
                 let probe = req.clone().timeout(PROBE_TIMEOUT);
                 let lease = FetchLease::take(&origin, None);
                 return match client.fetch_watch(&probe, lease).await {
