@@ -83,7 +83,11 @@ function execCredentials(exec, dir, clusterInfo) {
       (err, stdout, stderr) => {
         if (err) {
           const detail = String(stderr ?? '').trim().slice(0, 500);
-          return reject(invalid(`exec credential plugin ${command} failed: ${err.message}${detail ? `: ${detail}` : ''}${err.code === 'ENOENT' && hint ? ` (${hint})` : ''}`));
+          // Node's message for a failed command repeats its stderr: the exit is told instead.
+          const how = err.killed ? `timed out after ${EXEC_TIMEOUT_MS} ms`
+            : typeof err.code === 'number' ? `exited with code ${err.code}`
+              : err.message;
+          return reject(invalid(`exec credential plugin ${command} failed: ${how}${detail ? `: ${detail}` : ''}${err.code === 'ENOENT' && hint ? ` (${hint})` : ''}`));
         }
         let cred;
         try {
@@ -162,7 +166,12 @@ function execTransport(tls, creds) {
  * Read kubeconfig files as kubectl does and return the options of a `KubeClient` for one context.
  */
 export async function loadKubeconfig(options = {}) {
-  const paths = options.paths ?? defaultPaths();
+  if (options === null || typeof options !== 'object') throw invalid('loadKubeconfig: options must be an object');
+  const { paths = defaultPaths(), context: asked } = options;
+  if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string')) {
+    throw invalid('loadKubeconfig: `paths` must be an array of file paths');
+  }
+  if (asked !== undefined && typeof asked !== 'string') throw invalid('loadKubeconfig: `context` must be a string');
   const lists = { clusters: ['cluster', new Map()], users: ['user', new Map()], contexts: ['context', new Map()] };
   let current;
   let read = 0;
@@ -202,7 +211,7 @@ export async function loadKubeconfig(options = {}) {
   }
   if (read === 0) throw invalid(`kubeconfig: none of ${paths.join(', ') || '(no paths)'} exists`);
 
-  const context = options.context ?? current;
+  const context = asked ?? current;
   if (!context) throw invalid('kubeconfig: no current-context; pass `context`');
   const ctx = lists.contexts[1].get(context);
   if (!ctx) throw invalid(`kubeconfig: no context ${JSON.stringify(context)}`);

@@ -61,13 +61,17 @@ export interface ClientOptions {
   /**
    * How long a request may wait for its response to begin, and then for each
    * next part of its body, in ms (default 60,000): a list that keeps arriving
-   * is never cut off, one that stalls for this long fails with `Timeout`.
+   * is never cut off, one that stalls for this long fails with `Timeout`. 0 or `Infinity`: no limit.
    * Watches have their own idle limit; a log's body has none (as client-go's
    * `Stream`): `return()` ends it.
    */
   timeoutMs?: number | undefined;
-  /** Client-side rate limit (default 20 requests/s, burst 50; watches are exempt). */
+  /**
+   * Client-side rate limit in requests per second (default 20; watches are exempt). As client-go's
+   * `QPS`: 0 keeps the default, a negative value or `Infinity` turns throttling off.
+   */
   qps?: number | undefined;
+  /** Requests the rate limit lets through at once (default 50; 0 keeps the default). */
   burst?: number | undefined;
   /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
   maxInFlight?: number | undefined;
@@ -121,7 +125,7 @@ export interface ResourceRef {
 
 /** Options of `deleteCollection`: which objects, and how they are deleted. */
 export interface DeleteCollectionOptions extends DeleteOptions {
-  /** Delete in this namespace instead of the client's. */
+  /** Delete in this namespace instead of the client's (`''`, every namespace, is refused for a namespaced resource: the API server deletes collections one namespace at a time). */
   namespace?: string | undefined;
   /** A selector string, or an API `LabelSelector` object. */
   labelSelector?: string | LabelSelectorObject | undefined;
@@ -136,7 +140,7 @@ export interface GetOptions {
 
 /** Options of a list call. */
 export interface ListOptions {
-  /** List in this namespace instead of the client's (as `get`'s `namespace` argument). */
+  /** List in this namespace instead of the client's; `''` lists every namespace (client-go's `NamespaceAll`). */
   namespace?: string | undefined;
   /** A selector string, or an API `LabelSelector` object such as a Deployment's `spec.selector`. */
   labelSelector?: string | LabelSelectorObject | undefined;
@@ -160,7 +164,7 @@ export interface ListResult<T> {
 
 /** Options of a watch. */
 export interface WatchOptions {
-  /** Watch this namespace instead of the client's (as `get`'s `namespace` argument). */
+  /** Watch this namespace instead of the client's; `''` watches every namespace (client-go's `NamespaceAll`). */
   namespace?: string | undefined;
   /** A selector string, or an API `LabelSelector` object such as a Deployment's `spec.selector`. */
   labelSelector?: string | LabelSelectorObject | undefined;
@@ -336,17 +340,33 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
             )))
         }
     };
-    if let Some(ms) = options::number(opts, "timeoutMs")? {
-        config.timeout = Some(millis(ms.max(1.0)));
+    // 0 and Infinity turn the limit off, as a zero `Timeout` does in client-go.
+    match options::number_or_infinity(opts, "timeoutMs")? {
+        Some(ms) if ms == 0.0 || ms.is_infinite() => config.timeout = None,
+        Some(ms) => config.timeout = Some(millis(ms.max(1.0))),
+        None => {}
     }
-    let qps = options::number(opts, "qps")?;
+    // As client-go's `QPS`: 0 keeps the default, a negative value (or
+    // Infinity) turns client-side throttling off.
+    let qps = options::prop(opts, "qps")
+        .map(|v| match v.as_f64() {
+            Some(n) if !n.is_nan() => Ok(n),
+            _ => Err(KubeErrorInit::invalid("option `qps` must be a number")),
+        })
+        .transpose()?;
     let burst = options::number(opts, "burst")?;
-    if qps.is_some() || burst.is_some() {
-        let d = RateLimit::default();
-        config.rate_limit = Some(RateLimit {
-            qps: qps.unwrap_or(d.qps),
-            burst: burst.map_or(d.burst, |b| b.clamp(1.0, u32::MAX as f64) as u32),
-        });
+    let d = RateLimit::default();
+    match qps {
+        Some(q) if q < 0.0 || q.is_infinite() => config.rate_limit = None,
+        _ if qps.is_some() || burst.is_some() => {
+            config.rate_limit = Some(RateLimit {
+                qps: qps.filter(|q| *q > 0.0).unwrap_or(d.qps),
+                burst: burst
+                    .filter(|b| *b > 0.0)
+                    .map_or(d.burst, |b| b.clamp(1.0, u32::MAX as f64) as u32),
+            })
+        }
+        _ => {}
     }
     if let Some(n) = options::number(opts, "maxInFlight")? {
         config.max_in_flight = Some(n.clamp(1.0, 1e6) as usize);
@@ -354,7 +374,12 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     if let Some(n) = options::number(opts, "maxRetries")? {
         config.max_retries = n.min(1000.0) as u32;
     }
-    if let Some(n) = options::number(opts, "maxResponseBytes")? {
+    if let Some(n) = options::number_or_infinity(opts, "maxResponseBytes")? {
+        if n < 1024.0 {
+            return Err(KubeErrorInit::invalid(
+                "option `maxResponseBytes` must be at least 1024",
+            ));
+        }
         // Saturates at usize::MAX (4 GiB in wasm), which no body reaches.
         config.max_response_bytes = n as usize;
     }
@@ -417,6 +442,16 @@ pub struct ResourceClient {
 
 impl ResourceClient {
     /// The handle for one call: `namespace` when given, else the client's.
+    /// A collection verb's scope: the options' namespace, `""` for every
+    /// namespace (client-go's `NamespaceAll`), else the client's.
+    fn collection(&self, namespace: Option<&str>) -> Api {
+        match namespace {
+            Some("") => self.api.all_namespaces(),
+            Some(ns) => self.api.in_namespace(ns),
+            None => self.api.clone(),
+        }
+    }
+
     fn scoped(&self, namespace: Option<&str>) -> Api {
         match namespace.filter(|n| !n.is_empty()) {
             Some(ns) => self.api.in_namespace(ns),
@@ -581,7 +616,7 @@ impl ResourceClient {
                 ..Default::default()
             };
             let namespace = options::string(&opts, "namespace")?;
-            let api = self.scoped(namespace.as_deref());
+            let api = self.collection(namespace.as_deref());
             Ok(future_to_promise(async move {
                 let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
                 Ok(list_to_js(&list))
@@ -711,7 +746,7 @@ impl ResourceClient {
             };
             let params = delete_params(&opts)?;
             let namespace = options::string(&opts, "namespace")?;
-            let api = self.scoped(namespace.as_deref());
+            let api = self.collection(namespace.as_deref());
             Ok(future_to_promise(async move {
                 let deleted = api
                     .delete_collection(&list, &params)
@@ -750,7 +785,7 @@ impl ResourceClient {
         };
         let namespace = options::string(&opts, "namespace")?;
         let req = self
-            .scoped(namespace.as_deref())
+            .collection(namespace.as_deref())
             .collection_request(Request::get())
             .watch_params(&p);
         let iter = WatchIterator {

@@ -1555,10 +1555,20 @@ impl Informer {
     }
 
     /// Stop for good: the watch is aborted and no timer or task remains.
+    /// The factory lets go of it, as `shutdown` does of all: asking it for
+    /// the same scope again makes a new informer, while this handle keeps the
+    /// stopped one and its last cache.
     pub fn stop(&self) {
-        self.state.inf.stop();
-        self.state.end_grace();
-        self.state.joined.notify_waiters();
+        let s = &self.state;
+        s.end_grace();
+        if let Some(p) = &s.persist {
+            p.untrack(&s.inf);
+        }
+        if let Some(f) = s.life.factory.upgrade() {
+            f.forget(&s.inf);
+        }
+        s.inf.stop();
+        s.joined.notify_waiters();
     }
 
     /// Listen for `add` (obj), `update` (oldObj, newObj), `delete` (obj),

@@ -28,6 +28,20 @@ pub fn number(obj: &JsValue, name: &str) -> Result<Option<f64>, KubeErrorInit> {
     }
 }
 
+/// An optional non-negative number option that may also be `Infinity`
+/// (a limit turned off).
+pub fn number_or_infinity(obj: &JsValue, name: &str) -> Result<Option<f64>, KubeErrorInit> {
+    match prop(obj, name) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if n >= 0.0 => Ok(Some(n)),
+            _ => Err(KubeErrorInit::invalid(format!(
+                "option `{name}` must be a non-negative number or Infinity"
+            ))),
+        },
+    }
+}
+
 /// An optional whole-number option from 0 to `max` (a page size, a
 /// timeout in seconds): a fraction or anything out of range is refused
 /// rather than truncated, since `limit: -1` read as 0 would mean "no limit".

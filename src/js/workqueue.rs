@@ -329,7 +329,9 @@ impl WorkerPoolHandle {
         })
     }
 
-    /// Hard stop: cancel the workers now (in-flight keys are still marked done).
+    /// Hard stop: shut the queue down, as `stop` does (later `add`s are
+    /// ignored, so a new pool needs a new queue), and cancel the workers now
+    /// (in-flight keys are still marked done).
     pub fn abort(&self) {
         self.pool.abort();
     }

@@ -520,7 +520,7 @@ impl fmt::Display for Error {
             ),
             Error::ResponseTooLarge { limit } => write!(
                 f,
-                "response body longer than the maximum of {limit} bytes (list in pages, or raise Config::max_response_bytes)"
+                "response body longer than the maximum of {limit} bytes (list in pages, or raise the client's limit: `maxResponseBytes` in JavaScript, `Config::max_response_bytes` in Rust)"
             ),
         }
     }

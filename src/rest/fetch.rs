@@ -89,10 +89,27 @@ fn is_abort(v: &JsValue) -> bool {
 fn classify(v: JsValue) -> Error {
     if is_abort(&v) {
         Error::Aborted
+    } else if let Some(code) = untrusted_certificate(&v) {
+        // Retrying cannot make the certificate trusted: reported at once.
+        Error::invalid_config(format!("TLS: {} ({code})", js_message(&v)))
     } else {
         // A TypeError: the host hides whether it was DNS, refusal or CORS.
         Error::network(js_message(&v))
     }
+}
+
+/// Whether a failed `fetch` names a certificate the client does not trust,
+/// or one the server refused: Node's `fetch` puts OpenSSL's verification
+/// code on the error's `cause` (a browser tells nothing of it).
+fn untrusted_certificate(v: &JsValue) -> Option<String> {
+    let code = Reflect::get(v, &JsValue::from_str("cause"))
+        .ok()
+        .filter(|c| c.is_object())
+        .and_then(|c| Reflect::get(&c, &JsValue::from_str("code")).ok())
+        .and_then(|c| c.as_string());
+    code.filter(|c| {
+        c.contains("CERT") || c.ends_with("_CA") || c == "UNABLE_TO_VERIFY_LEAF_SIGNATURE"
+    })
 }
 
 fn js_err(what: &str, v: JsValue) -> Error {

@@ -324,8 +324,18 @@ users:
 test('errors are KubeError Invalid: a failing plugin (not retried), unknown context, no file, unsupported settings and YAML', async () => {
   const { path, state } = execConfig('exec-fail', 'fail', 0, proxy.url);
   const t0 = Date.now();
-  await rejectsInvalid(new KubeClient(await loadKubeconfig({ paths: [path] })).resource({ version: 'v1', resource: 'pods' }).list({}), /no credentials for you/);
+  await assert.rejects(new KubeClient(await loadKubeconfig({ paths: [path] })).resource({ version: 'v1', resource: 'pods' }).list({}), (e: unknown) => {
+    assert.ok(e instanceof KubeError && e.reason === 'Invalid', String(e));
+    // The exit status, then the plugin's stderr once.
+    assert.match(e.message, /exited with code 3: no credentials for you/);
+    assert.equal(e.message.split('no credentials for you').length, 2, e.message);
+    return true;
+  });
   assert.equal(runs(state), 1, 'not retried');
+  // Arguments of the wrong shape: named, not a TypeError or a path read letter by letter.
+  await rejectsInvalid(loadKubeconfig(null as never), /options must be an object/);
+  await rejectsInvalid(loadKubeconfig({ paths: path as never }), /`paths` must be an array/);
+  await rejectsInvalid(loadKubeconfig({ paths: [path], context: 5 as never }), /`context` must be a string/);
   assert.ok(Date.now() - t0 < 5_000);
   await rejectsInvalid(loadKubeconfig({ paths: [path], context: 'nope' }), /no context "nope"/);
   await rejectsInvalid(loadKubeconfig({ paths: [join(pki.dir, 'nowhere')] }), /none of .* exists/);

@@ -1,0 +1,110 @@
+// Client options as a client-go user reads them: a zero timeout is no
+// timeout, a negative QPS turns throttling off, `namespace: ''` on a
+// collection verb is every namespace, and a stopped informer is let go by
+// its factory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeClient, InformerFactory, KubeError } from 'kubewasm';
+import { server, sim, token, until } from './sim.js';
+
+const pods = (opts: object) => new KubeClient({ server, token, maxRetries: 0, ...opts }).resource({ version: 'v1', resource: 'pods' });
+const invalid = (message: RegExp) => (e: unknown) => {
+  assert.ok(e instanceof KubeError, `a KubeError, not ${String(e)}`);
+  assert.equal(e.reason, 'Invalid', e.message);
+  assert.match(e.message, message);
+  return true;
+};
+
+test('timeoutMs: 0 and Infinity turn the request timeout off; a positive one still applies', async () => {
+  await sim('/sim/faults/clear', {});
+  await sim('/sim/seed', { namespaces: 1, pods: 3, seed: 11 });
+  await sim('/sim/faults', { latencyMs: 300 });
+  try {
+    assert.equal((await pods({ timeoutMs: 0 }).list({})).items.length, 3);
+    assert.equal((await pods({ timeoutMs: Infinity }).list({})).items.length, 3);
+    await assert.rejects(pods({ timeoutMs: 100 }).list({}), (e: unknown) => e instanceof KubeError && e.reason === 'Timeout');
+  } finally {
+    await sim('/sim/faults/clear', {});
+  }
+  for (const bad of [-1, Number.NaN, '5']) {
+    assert.throws(() => new KubeClient({ server, timeoutMs: bad as number }), invalid(/`timeoutMs`/));
+  }
+});
+
+test('qps: a negative value or Infinity turns throttling off, 0 keeps the default; bad values are refused', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 2, seed: 12 });
+  // Two requests at one every two seconds: the second waits for its token.
+  const slow = pods({ qps: 0.5, burst: 1 });
+  let t0 = Date.now();
+  await slow.list({});
+  await slow.list({});
+  assert.ok(Date.now() - t0 >= 1_500, `throttled: ${Date.now() - t0} ms`);
+  for (const qps of [-1, Infinity]) {
+    const free = pods({ qps, burst: 1 });
+    t0 = Date.now();
+    for (let i = 0; i < 3; i++) await free.list({});
+    assert.ok(Date.now() - t0 < 1_500, `qps ${qps} is not throttled: ${Date.now() - t0} ms`);
+  }
+  assert.equal((await pods({ qps: 0, burst: 0 }).list({})).items.length, 2, 'the defaults');
+  for (const bad of [Number.NaN, 'fast']) {
+    assert.throws(() => new KubeClient({ server, qps: bad as number }), invalid(/`qps` must be a number/));
+  }
+});
+
+test('maxResponseBytes below 1024 is refused by its name, and a body over it names the option', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 5, seed: 13 });
+  assert.throws(() => new KubeClient({ server, maxResponseBytes: 100 }), invalid(/option `maxResponseBytes` must be at least 1024/));
+  await assert.rejects(pods({ maxResponseBytes: 2048 }).list({}), (e: unknown) => {
+    assert.ok(e instanceof KubeError && e.reason === 'ResponseTooLarge', String(e));
+    assert.match(e.message, /maxResponseBytes/);
+    return true;
+  });
+});
+
+test("namespace: '' lists and watches every namespace, as NamespaceAll; absent keeps the client's", async () => {
+  await sim('/sim/seed', { namespaces: 2, pods: 8, seed: 14 });
+  const all = await pods({}).list({});
+  const spaces = [...new Set(all.items.map((p) => p.metadata.namespace))].sort();
+  assert.equal(spaces.length, 2, 'the sim seeded two namespaces');
+  const [mine, other] = spaces as [string, string];
+  const rc = new KubeClient({ server, token }).resource({ version: 'v1', resource: 'pods', namespace: mine });
+  const own = await rc.list({});
+  assert.ok(own.items.length > 0 && own.items.every((p) => p.metadata.namespace === mine));
+  const every = await rc.list({ namespace: '' });
+  assert.equal(every.items.length, all.items.length);
+  // A watch from that list sees a change in the other namespace.
+  const w = rc.watch({ namespace: '', resourceVersion: every.resourceVersion });
+  const next = w.next();
+  await rc.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'everywhere', namespace: other }, spec: { containers: [] } });
+  const ev = await next;
+  await w.return?.();
+  assert.equal(ev.done, false);
+  assert.equal(ev.value.type, 'ADDED');
+  assert.equal(ev.value.object.metadata.namespace, other);
+  // Deleting a collection across namespaces is refused before any request.
+  await assert.rejects(rc.deleteCollection({ namespace: '' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+});
+
+test('a stopped informer is let go by its factory: asking again makes a new one that syncs and follows', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 4, seed: 15 });
+  const client = new KubeClient({ server, token });
+  const factory = new InformerFactory(client);
+  try {
+    const scope = { version: 'v1', resource: 'pods' };
+    const first = factory.informer(scope);
+    factory.start();
+    assert.ok(await first.waitForSync());
+    first.stop();
+    assert.equal(first.status.phase, 'stopped');
+    const again = factory.informer(scope);
+    assert.ok(await again.waitForSync(), 'the new informer syncs');
+    assert.equal(again.status.phase, 'watching');
+    const [ns] = new Set(again.lister().list().map((p) => p.metadata.namespace));
+    await client.resource({ version: 'v1', resource: 'pods' }).create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-stop', namespace: ns }, spec: { containers: [] } });
+    await until(() => again.lister().get('after-stop', ns) !== undefined);
+    assert.equal(first.lister().get('after-stop', ns), undefined, 'the stopped one keeps its last cache');
+    assert.equal(first.lister().list().length, 4);
+  } finally {
+    factory.shutdown();
+  }
+});
