@@ -79,7 +79,8 @@
 //! unless Resource Timing shows that an earlier request to the origin used
 //! HTTP/2 or HTTP/3, or the request needs headers. If a WebSocket cannot be
 //! opened in this mode, the watch goes over fetch after all and WebSocket is
-//! not tried on that origin again for a minute. Node and edge runtimes keep
+//! not tried on that origin again for a minute, unless that fetch could not
+//! reach the server either (an outage is not WebSocket's failure). Node and edge runtimes keep
 //! fetch. [`WatchStream::transport`](super::WatchStream::transport) tells
 //! which transport a watch got and why.
 //!
@@ -534,6 +535,8 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     let origin = origin_of(&url);
     let mut choice = choose(client, &req, &origin);
     let mut slot = None;
+    // When this watch's WebSocket failed and it falls back to fetch.
+    let mut ws_failed_at = None;
     if matches!(
         choice.reason,
         TransportReason::WithinBudget | TransportReason::OverBudget
@@ -595,6 +598,7 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
             Err(Error::Network { .. } | Error::Timeout { .. }) => {
                 let now = client.clock().now();
                 with_origin(&origin, |s| s.websocket_failed_at = Some(now));
+                ws_failed_at = Some(now);
                 choice.transport = WatchTransport::Fetch;
                 choice.reason = TransportReason::WebSocketFailed;
             }
@@ -602,7 +606,19 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
         }
     }
     let lease = FetchLease::take(&origin, slot);
-    let mut s = client.fetch_watch(&req, lease).await?;
+    let result = client.fetch_watch(&req, lease).await;
+    if let (Some(at), Err(Error::Network { .. } | Error::Timeout { .. })) = (ws_failed_at, &result)
+    {
+        // The server was out of reach, not WebSocket refused: without this,
+        // every watch beyond the budget would go over fetch for a minute
+        // after an outage and take the origin's last connections.
+        with_origin(&origin, |s| {
+            if s.websocket_failed_at == Some(at) {
+                s.websocket_failed_at = None;
+            }
+        });
+    }
+    let mut s = result?;
     s.set_transport(choice);
     Ok(s)
 }

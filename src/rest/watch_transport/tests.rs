@@ -334,6 +334,39 @@ fn multiplexed_origins_headers_and_missing_websocket_keep_fetch() {
 }
 
 #[test]
+fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
+    // The server is down: the handshake and the fetch it falls back to both
+    // fail. Once it is back, watches beyond the budget use WebSocket again
+    // at once instead of piling onto fetch for a minute.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    cfg.max_retries = 0;
+    let (c, _clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    host.http
+        .set_handler(|_| Some(Err(Error::network("connection refused"))));
+    let c2 = c.clone();
+    let failed = start(async move { c2.watch(&pods()).await });
+    let err = failed
+        .borrow_mut()
+        .take()
+        .expect("done")
+        .err()
+        .expect("no watch");
+    assert!(matches!(err, Error::Network { .. }), "{err:?}");
+    assert_eq!(host.opened.borrow().len(), 1);
+    let (s, _) = open(&c, &host);
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+    assert_eq!(host.opened.borrow().len(), 2);
+}
+
+#[test]
 fn auto_falls_back_to_fetch_when_the_handshake_fails_and_retries_a_minute_later() {
     let host = Host::browser();
     let mut cfg = config(WatchTransportMode::Auto);
