@@ -43,6 +43,14 @@ const REFUSED = [401, 403, 404];
  * refusal (always answered) and not a 410 (the upstream lists again next).
  */
 const isOutage = (err) => !REFUSED.includes(err?.code) && err?.code !== 410;
+/**
+ * Whether the upstream error is a server out of reach (no HTTP status): every
+ * request of a tab fails as a page's would, so the tab backs off, shows
+ * `Network` and tells its `error` listeners, instead of waiting in `listing`.
+ */
+const unreachable = (err) => err !== undefined && !err.code;
+/** The tab's error text for an unreachable upstream (its own says `network error` already). */
+const unreachableMessage = (err) => upstreamMessage(0, 'Network', String(err.message ?? '').replace(/^network error: /, ''));
 /** How often an open watch gets a bookmark naming the current point. */
 const BOOKMARK_MS = 60_000;
 
@@ -323,8 +331,9 @@ class Scope {
     if (s.phase === 'backoff' && was !== 'backoff') for (const wake of this.waiting.splice(0)) wake();
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
-    // A server that cannot be reached (no HTTP status) is a 503 to the tabs,
-    // not a 500; a failing watch tells its tabs of the outage.
+    // A server that cannot be reached (no HTTP status) drops the tabs'
+    // watches as it dropped the worker's; a failing one tells its tabs once.
+    else if (s.phase === 'backoff' && was === 'watching' && unreachable(err)) this.dropWatches(unreachableMessage(err));
     else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed', isOutage(err));
   }
 
@@ -333,6 +342,11 @@ class Scope {
       if (outage) this.told.add(w.tab);
       w.fail(code, reason, upstreamMessage(code, reason, message));
     }
+  }
+
+  /** The server cannot be reached: every watch ends as its connection would. */
+  dropWatches(message) {
+    for (const w of [...this.watches]) w.drop(message);
   }
 
   /** Resolves once the upstream informer watches again (or after `ms`, to look again). */
@@ -544,6 +558,17 @@ class Reply {
     this.end();
   }
 
+  /**
+   * End as a connection the server dropped: the tab's request fails with a
+   * network error, as the worker's own did (an unreachable server reads the
+   * same in a tab as in a page).
+   */
+  drop(message) {
+    if (this.closed) return;
+    this.tab.port.postMessage({ t: 'fail', id: this.id, message });
+    this.close(true);
+  }
+
   finish() {
     if (this.closed) return;
     this.tab.port.postMessage({ t: 'end', id: this.id });
@@ -609,6 +634,10 @@ async function serve(tab, m) {
     // status shows the error), then its requests wait: the relist after a
     // compaction has no watch of the tab's to end, and an informer opened
     // during an outage would otherwise show only that it is listing.
+    if (phase === 'backoff' && unreachable(err)) {
+      r.drop(unreachableMessage(err));
+      return;
+    }
     const tell = scope.synced && isOutage(err) && !scope.told.has(tab);
     if (phase === 'backoff' && err && (!scope.synced || tell || REFUSED.includes(err.code))) {
       if (tell) scope.told.add(tab);

@@ -546,7 +546,15 @@ impl Reflector {
                             if e.is_too_many_requests() || e.is_network() || e.asks_to_wait() =>
                         {
                             // RL-14: one backoff step, re-watch, no relist.
-                            self.record_error(&e);
+                            // A server out of reach is also told to the
+                            // handler (client-go only logs it), so an app
+                            // learns of an outage from a running informer
+                            // as it does from one that cannot list.
+                            if e.is_network() {
+                                self.report(&e);
+                            } else {
+                                self.record_error(&e);
+                            }
                             self.back_off(backoff, e.retry_after()).await;
                             continue;
                         }

@@ -295,19 +295,25 @@ test('identities never share a worker; a token reaches the worker from the tab',
     // The tab's own code and reason, then the server's message, each once.
     assert.match(err.message, /^API error: Unauthorized \(401\): upstream: /, err.message);
     assert.equal(err.message.split('API error').length, 2, err.message);
-    // A server the worker cannot reach at all: a 503 in the tabs, not an InternalError.
+    // A server the worker cannot reach at all: in the tabs as in a page, a
+    // network error that the informer backs off from and tells its listeners.
     const page3 = await browser.context.newPage();
     await page3.goto(`${guarded.url}/version`);
     await page3.evaluate(async () => {
       const s = await import('/plain/pkg/shared.js');
       const conn = await s.connectShared({ client: { server: 'http://127.0.0.1:9', token: 'x' } });
       const pods = conn.factory.informer({ version: 'v1', resource: 'pods' });
+      window.__errors = [];
+      pods.on('error', (e) => window.__errors.push({ code: e.code, reason: e.reason }));
       conn.factory.start();
       window.__kw = { conn, infs: [pods] };
     });
     const down = await until(() => page3.evaluate(() => window.__kw.infs[0].status.lastError), 20_000, 'the failure in the status');
-    assert.deepEqual([down.code, down.reason], [503, 'ServiceUnavailable'], JSON.stringify(down));
+    assert.deepEqual([down.code, down.reason], [0, 'Network'], JSON.stringify(down));
     assert.match(down.message, /upstream: /, down.message);
+    await until(async () => (await page3.evaluate(() => window.__kw.infs[0].status.phase)) === 'backoff', 20_000, 'the tab backs off');
+    const told = await until(() => page3.evaluate(() => window.__errors[0]), 20_000, 'an error event');
+    assert.deepEqual([told.code, told.reason], [0, 'Network']);
     await page.close();
     await page2.close();
     await page3.close();

@@ -731,15 +731,22 @@ fn rl_14_a_version_the_server_does_not_have_relists_though_it_comes_with_retry_a
 }
 
 #[test]
-fn rl_14_network_error_opening_a_watch_retries_but_other_errors_relist_via_the_handler() {
+fn rl_14_network_error_opening_a_watch_retries_without_relist_other_errors_relist() {
     let mut r = Rig::new(Rig::opts());
     r.lw.push_watch_error(Error::network("connection refused"));
     r.lw.push_watch_error(api_err(410, "Gone"));
     r.start();
-    r.advance(1.0);
     assert_eq!(
         r.errors.borrow().len(),
         1,
+        "the unreachable server is reported at once"
+    );
+    assert!(r.errors.borrow()[0].contains("connection refused"));
+    assert_eq!(r.status().phase, Phase::Backoff);
+    r.advance(1.0);
+    assert_eq!(
+        r.errors.borrow().len(),
+        2,
         "410 opening a watch reaches the handler"
     );
     r.advance(1.0);
@@ -1073,7 +1080,11 @@ fn an_answer_not_at_our_version_after_an_outage_lists_at_the_first_backoff_step(
     }
     let lists = |r: &Rig| r.calls().iter().filter(|c| c.starts_with("LIST")).count();
     assert_eq!(lists(&r), 1, "{:?}", r.calls());
-    assert_eq!(r.errors.borrow().len(), 1, "the 410 reached the handler");
+    assert_eq!(
+        r.errors.borrow().len(),
+        4,
+        "the three failed connections and the 410 reached the handler"
+    );
     // The next step would be 8 s; the list comes after the first one.
     r.advance(1.0);
     assert_eq!(lists(&r), 2, "{:?}", r.calls());
