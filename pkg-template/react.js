@@ -9,22 +9,31 @@
 // last user left is freed on the next macrotask unless a user came back by
 // then: StrictMode's unmount-and-remount keeps the same handle and never
 // opens a second watch, and the informer's own grace period covers the rest.
-import { useCallback, useEffect, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useReducer, useSyncExternalStore } from 'react';
 
 /** How long an entry nobody mounted may live (a render React discarded). */
 const UNUSED_MS = 1000;
 
 /** Shared, reference-counted values by key, freed soon after their last user. */
 class Pool {
-  constructor(create, dispose) {
+  /** `stale(value)`: a value that can no longer serve (it is replaced by a new one). */
+  constructor(create, dispose, stale = () => false) {
     this.entries = new Map();
     this.create = create;
     this.dispose = dispose;
+    this.stale = stale;
   }
 
-  /** The live entry for `key` (created when missing); does not count as a user. */
+  /** The live entry for `key` (created when missing or stale); does not count as a user. */
   peek(key, arg) {
     let e = this.entries.get(key);
+    if (e && this.stale(e.value)) {
+      // Its users still release `e`, which is no longer the pool's: freed once, here.
+      clearTimeout(e.timer);
+      this.entries.delete(key);
+      this.dispose(e.value);
+      e = undefined;
+    }
     if (!e) {
       e = { key, value: this.create(arg), users: 0, timer: undefined };
       this.entries.set(key, e);
@@ -101,10 +110,10 @@ function optionsKey(opts) {
   return JSON.stringify(plain);
 }
 
-function poolOf(map, owner, create, dispose) {
+function poolOf(map, owner, create, dispose, stale) {
   let pool = map.get(owner);
   if (!pool) {
-    pool = new Pool(create, dispose);
+    pool = new Pool(create, dispose, stale);
     map.set(owner, pool);
   }
   return pool;
@@ -113,8 +122,12 @@ function poolOf(map, owner, create, dispose) {
 const release = (h) => h.release();
 const free = (v) => v.free();
 
+// A stopped informer (its factory shut down, or dropped it) never watches
+// again: the factory makes a new one for the same options.
+const stopped = (h) => h.status.phase === 'stopped';
+
 function handlePool(factory) {
-  return poolOf(handles, factory, (opts) => factory.informer(opts), release);
+  return poolOf(handles, factory, (opts) => factory.informer(opts), release, stopped);
 }
 
 /**
@@ -131,13 +144,18 @@ export function useInformer(factory, opts) {
   const pool = handlePool(factory);
   const first = optionsFor(factory, key, opts);
   const handle = pool.peek(key, first).value;
+  const [, renew] = useReducer((n) => n + 1, 0);
   useEffect(() => {
     const e = pool.retain(key, first);
     e.value.start();
+    // The handle this render returned stopped since (StrictMode runs an
+    // effect cleanup that shuts the factory down, then mounts again): the
+    // pool holds a new one; render again with it.
+    if (e.value !== handle) renew();
     return () => pool.release(e);
     // `opts` is represented by `key`.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [pool, key]);
+  }, [pool, key, handle]);
   return handle;
 }
 

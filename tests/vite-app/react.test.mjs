@@ -23,7 +23,9 @@ after(async () => {
   sim?.stop();
 });
 
-test('hooks under StrictMode: the list renders and follows writes, one watch per informer, released on unmount', async () => {
+// React's development build is where StrictMode mounts twice; the production one is what ships.
+for (const [build, dir] of [['development', '/dev'], ['production', '']]) test(`hooks under StrictMode (${build} build): the list renders and follows writes, one watch per informer, released on unmount`, async () => {
+  await fetch(`${sim.url}/api/v1/namespaces/default/pods/watched`, { method: 'DELETE' });
   const page = await browser.context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
@@ -37,7 +39,7 @@ test('hooks under StrictMode: the list renders and follows writes, one watch per
     }
   })();
   try {
-    await page.goto(`${sim.url}/react.html`);
+    await page.goto(`${sim.url}${dir}/react.html`);
     const state = await podsIn();
     const inDefault = Object.keys(state).filter((k) => k.startsWith('default/'));
     assert.ok(inDefault.length > 0);
@@ -91,6 +93,27 @@ test('hooks under StrictMode: the list renders and follows writes, one watch per
   } finally {
     sampling = false;
     await sampler;
+    await page.close();
+  }
+});
+
+test('a component that owns its factory and shuts it down on unmount still watches under StrictMode', async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  try {
+    await page.goto(`${sim.url}/dev/react.html`);
+    await until(async () => (await openWatches()) === 2, 10_000, "the app's two watches");
+    const inDefault = Object.keys(await podsIn()).filter((k) => k.startsWith('default/')).length;
+    // StrictMode shuts the factory down between its two mounts: the hook
+    // must not keep the stopped informer it handed out first.
+    await page.evaluate(() => window.mountOwned(true));
+    await until(async () => Number(await page.locator('#owned-count').textContent()) === inDefault, 10_000, `${inDefault} pods owned`);
+    await until(async () => (await openWatches()) === 3, 5_000, "the owned factory's watch");
+    await page.evaluate(() => window.mountOwned(false));
+    await until(async () => (await openWatches()) === 2, 5_000, 'shut down with its component');
+    assert.deepEqual(errors, []);
+  } finally {
     await page.close();
   }
 });

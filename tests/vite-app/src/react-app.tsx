@@ -1,7 +1,7 @@
 // A React app on `kubewasm/react`, type-checked with `strict` and rendered in
 // StrictMode: a pod table per namespace, one watched pod, a configmap count,
 // forty pod counts, and a switch that unmounts them all (the page test drives it).
-import { StrictMode, useEffect, useState } from 'react';
+import { StrictMode, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import init, { KubeClient, InformerFactory, type KubeObject } from 'kubewasm';
 import { useInformer, useList, useObject } from 'kubewasm/react';
@@ -82,6 +82,16 @@ function App({ factory }: { factory: InformerFactory }) {
   );
 }
 
+// A component that owns its factory and shuts it down when it goes. Under
+// StrictMode that cleanup runs once right after the first mount, and the
+// component then mounts again with the same (shut down) factory.
+function OwnedFactory({ client }: { client: KubeClient }) {
+  const factory = useMemo(() => new InformerFactory(client), [client]);
+  useEffect(() => () => factory.shutdown(), [factory]);
+  const pods = useInformer<Pod>(factory, { version: 'v1', resource: 'pods' });
+  return <p id="owned-count">{useList(pods, { namespace: 'default' }).length}</p>;
+}
+
 async function main(): Promise<void> {
   await init();
   const factory = new InformerFactory(new KubeClient({ server: location.origin }), { releaseGraceMs: 1000 });
@@ -92,6 +102,14 @@ async function main(): Promise<void> {
       <App factory={factory} />
     </StrictMode>,
   );
+  // Driven by the page test: a second root whose component owns its factory.
+  const client = new KubeClient({ server: location.origin });
+  const owned = document.createElement('div');
+  document.body.append(owned);
+  const ownedRoot = createRoot(owned);
+  const w = window as unknown as { mountOwned: (on: boolean) => void };
+  w.mountOwned = (on) =>
+    ownedRoot.render(on ? <StrictMode><OwnedFactory client={client} /></StrictMode> : null);
 }
 
 void main();
