@@ -86,7 +86,8 @@ function execCredentials(exec, dir, clusterInfo) {
           // Node's message for a failed command repeats its stderr: the exit is told instead.
           const how = err.killed ? `timed out after ${EXEC_TIMEOUT_MS} ms`
             : typeof err.code === 'number' ? `exited with code ${err.code}`
-              : err.message;
+              : err.signal ? `killed by ${err.signal}`
+                : err.message;
           return reject(invalid(`exec credential plugin ${command} failed: ${how}${detail ? `: ${detail}` : ''}${err.code === 'ENOENT' && hint ? ` (${hint})` : ''}`));
         }
         let cred;
@@ -167,7 +168,9 @@ function execTransport(tls, creds) {
  */
 export async function loadKubeconfig(options = {}) {
   if (options === null || typeof options !== 'object') throw invalid('loadKubeconfig: options must be an object');
-  const { paths = defaultPaths(), context: asked } = options;
+  // `null` and absent alike mean the default, as `??` reads them.
+  const paths = options.paths ?? defaultPaths();
+  const asked = options.context ?? undefined;
   if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string')) {
     throw invalid('loadKubeconfig: `paths` must be an array of file paths');
   }

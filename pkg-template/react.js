@@ -16,7 +16,7 @@ const UNUSED_MS = 1000;
 
 /** Shared, reference-counted values by key, freed soon after their last user. */
 class Pool {
-  /** `stale(value)`: a value that can no longer serve (it is replaced by a new one). */
+  /** `stale(value)`: a value that can no longer serve (a mount replaces it with a new one). */
   constructor(create, dispose, stale = () => false) {
     this.entries = new Map();
     this.create = create;
@@ -24,16 +24,9 @@ class Pool {
     this.stale = stale;
   }
 
-  /** The live entry for `key` (created when missing or stale); does not count as a user. */
+  /** The entry for `key` (created when missing); does not count as a user. */
   peek(key, arg) {
     let e = this.entries.get(key);
-    if (e && this.stale(e.value)) {
-      // Its users still release `e`, which is no longer the pool's: freed once, here.
-      clearTimeout(e.timer);
-      this.entries.delete(key);
-      this.dispose(e.value);
-      e = undefined;
-    }
     if (!e) {
       e = { key, value: this.create(arg), users: 0, timer: undefined };
       this.entries.set(key, e);
@@ -42,8 +35,19 @@ class Pool {
     return e;
   }
 
-  /** Count a user (from a committed effect); returns what `release` needs. */
+  /**
+   * Count a user (from a committed effect); returns what `release` needs. A
+   * mount replaces a stale value (a render does not: an informer the app
+   * stopped stays stopped while its components stay mounted).
+   */
   retain(key, arg) {
+    const old = this.entries.get(key);
+    if (old && this.stale(old.value)) {
+      // Its users still release `old`, which is no longer the pool's: freed once, here.
+      clearTimeout(old.timer);
+      this.entries.delete(key);
+      this.dispose(old.value);
+    }
     const e = this.peek(key, arg);
     e.users += 1;
     clearTimeout(e.timer);

@@ -44,11 +44,14 @@ const REFUSED = [401, 403, 404];
  */
 const isOutage = (err) => !REFUSED.includes(err?.code) && err?.code !== 410;
 /**
- * Whether the upstream error is a server out of reach (no HTTP status): every
- * request of a tab fails as a page's would, so the tab backs off, shows
+ * Whether the scope's upstream error is a server out of reach, met since it
+ * last watched (the status keeps its last error after a recovery): every
+ * request of a tab then fails as a page's would, so the tab backs off, shows
  * `Network` and tells its `error` listeners, instead of waiting in `listing`.
+ * An object the cache skipped also leaves an error without an HTTP status,
+ * with its key: not an outage.
  */
-const unreachable = (err) => err !== undefined && !err.code;
+const unreachable = (err, scope) => err?.reason === 'Network' && err.key == null && err.at >= scope.liveAt;
 /** The tab's error text for an unreachable upstream (its own says `network error` already). */
 const unreachableMessage = (err) => upstreamMessage(0, 'Network', String(err.message ?? '').replace(/^network error: /, ''));
 /** How often an open watch gets a bookmark naming the current point. */
@@ -245,6 +248,8 @@ class Scope {
     this.relists = 0;
     /** Whether the upstream informer is watching (else requests and bookmarks wait). */
     this.live = true;
+    /** When it last started watching (wall-clock ms; errors before it are over). */
+    this.liveAt = 0;
     /** Requests waiting for the upstream informer to watch again. */
     this.waiting = [];
     /**
@@ -308,6 +313,8 @@ class Scope {
    * - a relist (after 410) ends their watches with 410, and their lists are
    *   answered once the upstream one is done: they show "listing" meanwhile
    *   and get one diff of what changed;
+   * - a server out of reach drops their watches, and every request of theirs
+   *   fails as a page's would while it lasts (they back off on their own);
    * - a failing watch ends their watches once with its error (they back off
    *   and show the upstream error); their next requests wait until upstream
    *   watches again, and are answered the moment it does.
@@ -321,6 +328,7 @@ class Scope {
     this.relists = s.relists;
     this.live = s.phase === 'watching';
     if (this.live) {
+      this.liveAt = Date.now();
       this.told.clear();
       for (const wake of this.waiting.splice(0)) wake();
       return;
@@ -331,9 +339,9 @@ class Scope {
     if (s.phase === 'backoff' && was !== 'backoff') for (const wake of this.waiting.splice(0)) wake();
     if (s.phase === 'backoff' && REFUSED.includes(err?.code)) this.failWatches(err.code, err.reason, err.message);
     else if (s.phase === 'listing' && relisted) this.failWatches(410, 'Expired', 'the shared cache is listing again');
-    // A server that cannot be reached (no HTTP status) drops the tabs'
-    // watches as it dropped the worker's; a failing one tells its tabs once.
-    else if (s.phase === 'backoff' && was === 'watching' && unreachable(err)) this.dropWatches(unreachableMessage(err));
+    // A server out of reach drops the tabs' watches as it dropped the
+    // worker's; a failing one tells its tabs once.
+    else if (s.phase === 'backoff' && was === 'watching' && unreachable(err, this)) this.dropWatches(unreachableMessage(err));
     else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed', isOutage(err));
   }
 
@@ -619,9 +627,10 @@ async function serve(tab, m) {
   const watch = q.get('watch') === 'true' || q.get('watch') === '1';
   // Answer once the upstream informer has synced and is watching: before
   // that, nothing (the tab's informer keeps what it has and shows what it
-  // waits for), or the server's error while it backs off (before the first
-  // sync any error; later a refusal, which retrying does not cure, and any
-  // other error once per outage for each tab).
+  // waits for), or the server's error while it backs off (a server out of
+  // reach every time, as a page meets it; otherwise before the first sync
+  // any error, later a refusal, which retrying does not cure, and any other
+  // error once per outage for each tab).
   for (;;) {
     if (r.closed) return;
     if (scope.synced && scope.live) break;
@@ -634,15 +643,15 @@ async function serve(tab, m) {
     // status shows the error), then its requests wait: the relist after a
     // compaction has no watch of the tab's to end, and an informer opened
     // during an outage would otherwise show only that it is listing.
-    if (phase === 'backoff' && unreachable(err)) {
+    if (phase === 'backoff' && unreachable(err, scope)) {
       r.drop(unreachableMessage(err));
       return;
     }
     const tell = scope.synced && isOutage(err) && !scope.told.has(tab);
     if (phase === 'backoff' && err && (!scope.synced || tell || REFUSED.includes(err.code))) {
       if (tell) scope.told.add(tab);
-      // A failure without a response (reason `Network`, code 0) reaches the
-      // tab as a 503 (the server cannot be reached), with the upstream reason in the text.
+      // Another failure without a response (a timeout, say) reaches the tab
+      // as a 503, with the upstream reason in the text.
       r.error(err.code || 503, (err.code && err.reason) || 'ServiceUnavailable', upstreamMessage(err.code, err.reason, err.message));
       return;
     }

@@ -61,9 +61,10 @@ export interface InformerHandlers<T> {
   delete: (obj: T, finalStateUnknown: boolean) => void;
   /**
    * A handler threw, an object could not be cached (the error has its
-   * `key`), or a list failed or the server refused a watch (the informer
+   * `key`), a list failed or the server refused a watch (the informer
    * backs off and lists again, as `status` shows; client-go's watch error
-   * handler).
+   * handler), or the server could not be reached (`Network`: the informer
+   * backs off and tries again, at each attempt).
    */
   error: (err: unknown) => void;
   /** The informer's status changed. */
@@ -162,9 +163,12 @@ export declare class InformerFactory {
   informer<T extends KubeObject = KubeObject>(opts: InformerOptions<T>): Informer<T>;
   /** Start every informer (and those created later). */
   start(): void;
-  /** Resolves `true` when every informer created so far has synced, or `false` once one stops first (client-go's `WaitForCacheSync`). */
+  /**
+   * Resolves `true` when every informer the factory holds now has synced, or `false` once one stops first
+   * (client-go's `WaitForCacheSync`). An informer stopped before the call is no longer the factory's.
+   */
   waitForSync(): Promise<boolean>;
-  /** Stop every informer. */
+  /** Stop every informer and let go of them: the factory can be used again, and makes new ones. */
   shutdown(): void;
   /**
    * Stop writing to IndexedDB and delete every copy stored under the
@@ -180,7 +184,10 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   [Symbol.dispose](): void;
   /** Start listing and watching (idempotent). */
   start(): void;
-  /** Stop for good: the watch is aborted and no timer or task remains. */
+  /**
+   * Stop for good: the watch is aborted and no timer or task remains. The factory lets go of it: asking for
+   * the same scope again makes a new informer, while this handle keeps the stopped one and its last cache.
+   */
   stop(): void;
   /**
    * Let go of this handle (also `free()` and `using`). Once every handle,

@@ -343,8 +343,9 @@ impl SharedInformerFactory {
         }
     }
 
-    /// Resolves when every informer created before this call has synced:
-    /// true, or false if one stopped first (a `shutdown` meanwhile, too).
+    /// Resolves when every informer the factory holds at this call has
+    /// synced: true, or false if one stopped first (a `shutdown` meanwhile,
+    /// too). One [`forget`](Self::forget)'s before the call is not waited for.
     /// The informers are taken at the call, not when the future first runs.
     pub fn wait_for_sync(&self) -> impl std::future::Future<Output = bool> {
         let all = self.informers();

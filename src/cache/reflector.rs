@@ -123,7 +123,9 @@ impl Default for ReflectorOptions {
     }
 }
 
-/// Called with every error that ends a list-and-watch cycle (RL-17).
+/// Called with every error that ends a list-and-watch cycle (RL-17), and
+/// with each network error opening a watch (RL-14: the server is out of
+/// reach; the watch is tried again after a backoff step, without a relist).
 pub type WatchErrorHandler = Rc<dyn Fn(&Error)>;
 
 /// Asked when the resync timer fires; `false` skips that resync (RL-18).
@@ -236,7 +238,8 @@ impl Reflector {
         }
     }
 
-    /// Receive the errors that end a cycle (RL-17).
+    /// Receive the errors that end a cycle (RL-17), and network errors
+    /// opening a watch (RL-14).
     #[must_use]
     pub fn with_error_handler(mut self, h: Option<WatchErrorHandler>) -> Self {
         self.on_error = h;

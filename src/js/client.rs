@@ -61,7 +61,8 @@ export interface ClientOptions {
   /**
    * How long a request may wait for its response to begin, and then for each
    * next part of its body, in ms (default 60,000): a list that keeps arriving
-   * is never cut off, one that stalls for this long fails with `Timeout`. 0 or `Infinity`: no limit.
+   * is never cut off, one that stalls for this long fails with `Timeout`. 0 or `Infinity`: no limit
+   * (a WebSocket handshake still gets 30 s; a `tokenProvider` then gets as long as it takes).
    * Watches have their own idle limit; a log's body has none (as client-go's
    * `Stream`): `return()` ends it.
    */
@@ -77,7 +78,7 @@ export interface ClientOptions {
   maxInFlight?: number | undefined;
   /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. An informer's list and watch are retried by the informer instead, with its backoff, so that its `status` and `error` listeners show a failure as it happens. */
   maxRetries?: number | undefined;
-  /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024); a longer one fails with reason `ResponseTooLarge`. */
+  /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024, `Infinity` for no limit); a longer one fails with reason `ResponseTooLarge`. */
   maxResponseBytes?: number | undefined;
   /** What carries watches: `auto` (default) uses `fetch`, and in a browser page or worker sends watches beyond `fetchWatchesPerOrigin` on an HTTP/1.1 origin over WebSocket (browsers allow six connections per origin); `fetch` or `websocket` force one. */
   watchTransport?: 'auto' | 'fetch' | 'websocket' | undefined;
@@ -441,7 +442,6 @@ pub struct ResourceClient {
 }
 
 impl ResourceClient {
-    /// The handle for one call: `namespace` when given, else the client's.
     /// A collection verb's scope: the options' namespace, `""` for every
     /// namespace (client-go's `NamespaceAll`), else the client's.
     fn collection(&self, namespace: Option<&str>) -> Api {
@@ -452,6 +452,7 @@ impl ResourceClient {
         }
     }
 
+    /// The handle for one call: `namespace` when given, else the client's.
     fn scoped(&self, namespace: Option<&str>) -> Api {
         match namespace.filter(|n| !n.is_empty()) {
             Some(ns) => self.api.in_namespace(ns),

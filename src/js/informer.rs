@@ -1428,8 +1428,10 @@ impl InformerFactory {
         })
     }
 
-    /// Resolves `true` when every informer created so far has synced, or
-    /// `false` once one of them stops first (client-go's `WaitForCacheSync`).
+    /// Resolves `true` when every informer the factory holds now has synced,
+    /// or `false` once one of them stops first (client-go's
+    /// `WaitForCacheSync`). An informer stopped before the call is no longer
+    /// the factory's.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
     pub fn wait_for_sync(&self) -> Promise {
         let wait = self.factory.wait_for_sync();

@@ -222,9 +222,10 @@ impl WorkQueue {
     /// Shut down and resolve once every key already taken by a worker is done.
     #[wasm_bindgen(js_name = shutdownWithDrain, unchecked_return_type = "Promise<void>")]
     pub fn shutdown_with_drain(&self) -> Promise {
-        let q = self.queue.clone();
+        // Shut down now; only the wait is the promise's.
+        let drained = self.queue.queue().shut_down_with_drain();
         future_to_promise(async move {
-            q.shut_down_with_drain().await;
+            drained.await;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -322,9 +323,9 @@ impl WorkerPoolHandle {
     /// resolve when every worker has exited.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn stop(&self) -> Promise {
-        let pool = self.pool.clone();
+        let stopped = self.pool.stop();
         future_to_promise(async move {
-            pool.stop().await;
+            stopped.await;
             Ok(JsValue::UNDEFINED)
         })
     }

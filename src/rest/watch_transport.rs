@@ -230,6 +230,8 @@ struct OriginState {
     /// The last protocol Resource Timing reported (`http/1.1`, `h2`, `h3`).
     protocol: Option<String>,
     websocket_failed_at: Option<Instant>,
+    /// Counts the marks above, so a watch clears only the one it set.
+    websocket_failures: u64,
 }
 
 thread_local! {
@@ -474,6 +476,9 @@ async fn subprotocols(auth: &Auth) -> Result<Vec<String>, Error> {
     })
 }
 
+/// How long a WebSocket handshake may take when requests have no timeout.
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(30);
+
 /// How long the fetch that asks why a forced WebSocket's handshakes fail
 /// may take to answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -499,7 +504,12 @@ async fn open_socket(
              --experimental-websocket): use the fetch transport",
         ));
     }
-    let timeout = req.timeout_override().or(cfg.timeout);
+    // A proxy that never answers the upgrade must not hold the watch for
+    // ever, with no request timeout either: in auto mode it falls back.
+    let timeout = req
+        .timeout_override()
+        .or(cfg.timeout)
+        .or(Some(HANDSHAKE_LIMIT));
     let mut attempt = 0u32;
     loop {
         let sreq = SocketRequest {
@@ -535,7 +545,7 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     let origin = origin_of(&url);
     let mut choice = choose(client, &req, &origin);
     let mut slot = None;
-    // When this watch's WebSocket failed and it falls back to fetch.
+    // The mark this watch's failed WebSocket set, when it falls back to fetch.
     let mut ws_failed_at = None;
     if matches!(
         choice.reason,
@@ -597,8 +607,11 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
             Err(e) if forced => return Err(e),
             Err(Error::Network { .. } | Error::Timeout { .. }) => {
                 let now = client.clock().now();
-                with_origin(&origin, |s| s.websocket_failed_at = Some(now));
-                ws_failed_at = Some(now);
+                ws_failed_at = Some(with_origin(&origin, |s| {
+                    s.websocket_failed_at = Some(now);
+                    s.websocket_failures += 1;
+                    s.websocket_failures
+                }));
                 choice.transport = WatchTransport::Fetch;
                 choice.reason = TransportReason::WebSocketFailed;
             }
@@ -607,13 +620,14 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     }
     let lease = FetchLease::take(&origin, slot);
     let result = client.fetch_watch(&req, lease).await;
-    if let (Some(at), Err(Error::Network { .. } | Error::Timeout { .. })) = (ws_failed_at, &result)
-    {
+    if let (Some(mark), Err(Error::Network { .. })) = (ws_failed_at, &result) {
         // The server was out of reach, not WebSocket refused: without this,
         // every watch beyond the budget would go over fetch for a minute
-        // after an outage and take the origin's last connections.
+        // after an outage and take the origin's last connections. (A fetch
+        // that timed out may only have waited for a connection: the mark
+        // stays.)
         with_origin(&origin, |s| {
-            if s.websocket_failed_at == Some(at) {
+            if s.websocket_failures == mark {
                 s.websocket_failed_at = None;
             }
         });

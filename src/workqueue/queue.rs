@@ -368,8 +368,10 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
 
     /// Shut down, then wait until every item handed out by `get` is `done`
     /// (including dirty items re-queued and handed out again). Items still
-    /// waiting and never taken are not waited for (WQ-05).
-    pub async fn shut_down_with_drain(&self) {
+    /// waiting and never taken are not waited for (WQ-05). The queue shuts
+    /// down at the call, as client-go's does before it waits: an `add` right
+    /// after it is ignored even before the returned future is first polled.
+    pub fn shut_down_with_drain(&self) -> impl std::future::Future<Output = ()> + 'static {
         let wakers = {
             let mut st = self.shared.state.borrow_mut();
             st.drain = true;
@@ -380,15 +382,18 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
             w.wake();
         }
         self.shared.shutdown.notify_waiters();
-        loop {
-            let notified = self.shared.drained.notified();
-            {
-                let st = self.shared.state.borrow();
-                if st.processing == 0 || !st.drain {
-                    return;
+        let shared = self.shared.clone();
+        async move {
+            loop {
+                let notified = shared.drained.notified();
+                {
+                    let st = shared.state.borrow();
+                    if st.processing == 0 || !st.drain {
+                        return;
+                    }
                 }
+                notified.await;
             }
-            notified.await;
         }
     }
 

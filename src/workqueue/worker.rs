@@ -146,16 +146,22 @@ impl<T: Hash + Eq + Clone + 'static> WorkerPool<T> {
         self.shared.running.get()
     }
 
-    /// Graceful stop: shut the queue down, let the workers finish every item
-    /// already queued or in flight, and resolve once all of them have exited.
-    pub async fn stop(&self) {
-        self.queue.shut_down_with_drain().await;
-        loop {
-            let exited = self.shared.exited.notified();
-            if self.shared.running.get() == 0 {
-                return;
+    /// Graceful stop: shut the queue down (at the call), let the workers
+    /// finish every item already queued or in flight, and resolve once all
+    /// of them have exited.
+    pub fn stop(&self) -> impl std::future::Future<Output = ()> + 'static {
+        // The queue's own method: its future holds no borrow of `self`.
+        let drained = self.queue.queue().shut_down_with_drain();
+        let shared = self.shared.clone();
+        async move {
+            drained.await;
+            loop {
+                let exited = shared.exited.notified();
+                if shared.running.get() == 0 {
+                    return;
+                }
+                exited.await;
             }
-            exited.await;
         }
     }
 

@@ -15,12 +15,12 @@ export const artifacts = join(root, 'tests', 'artifacts');
  * Start kubewasm-sim (no token: the page is same-origin) serving `staticDir`
  * (the dashboard by default) and resolve with its URL.
  */
-export async function startSim(args, { staticDir = site } = {}) {
+export async function startSim(args, { staticDir = site, port = 0 } = {}) {
   const bin = join(root, 'target', 'release', 'kubewasm-sim');
   for (const need of [bin, join(staticDir, 'index.html')]) {
     if (!existsSync(need)) throw new Error(`${need} is missing: run \`make test-page\` (it builds the sim, the package and the site)`);
   }
-  const proc = spawn(bin, ['--port', '0', '--static-dir', staticDir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(bin, ['--port', String(port), '--static-dir', staticDir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let buf = '';
     proc.stdout.on('data', (d) => {
@@ -35,7 +35,9 @@ export async function startSim(args, { staticDir = site } = {}) {
     if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
     return r.json();
   };
-  return { proc, url, call, stop: () => proc.kill() };
+  const exited = new Promise((r) => proc.once('exit', r));
+  // `stop` resolves once the process is gone (its port free again).
+  return { proc, url, call, stop: () => (proc.kill(), exited) };
 }
 
 /** Headless Chromium from the system, with a throwaway profile. */

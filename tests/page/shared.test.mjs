@@ -371,3 +371,27 @@ test('the dashboard holds its watches in the SharedWorker: a second tab opens no
   await first.close();
   await second.close();
 });
+
+test('a server that goes away under the worker: tabs back off with Network errors and tell their listeners, then converge on its return', async () => {
+  const args = ['--namespaces', '3', '--pods', '60', '--seed', '5'];
+  const port = Number(new URL(sim.url).port);
+  const a = await tab({ scopes: SCOPES.slice(0, 1) });
+  await converged([a.page], 'synced');
+  await a.page.evaluate(() => {
+    window.__errors = [];
+    window.__kw.infs[0].on('error', (e) => window.__errors.push(e.reason));
+  });
+  await sim.stop();
+  const status = () => a.page.evaluate(() => window.__kw.infs[0].status);
+  // As a page meets an unreachable server: backoff, `Network`, an error event.
+  await until(async () => {
+    const s = await status();
+    return s.phase === 'backoff' && s.lastError?.reason === 'Network' && s.lastError.code === 0;
+  }, 20_000, 'the tab backs off with a Network error');
+  await until(() => a.page.evaluate(() => window.__errors.includes('Network')), 20_000, 'an error event');
+  sim = await startSim(args, { port });
+  await sim.call('/sim/churn/steps', { steps: 5, seed: 21 });
+  await converged([a.page], 'the tab equals the returned server');
+  assert.equal((await status()).phase, 'watching');
+  await a.page.close();
+});

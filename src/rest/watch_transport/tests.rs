@@ -367,6 +367,34 @@ fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
 }
 
 #[test]
+fn a_handshake_failing_while_fetch_answers_with_an_error_keeps_websocket_off() {
+    // The server answers over fetch (here with a 500): WebSocket itself
+    // failed, so it is not tried again for a minute.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    cfg.max_retries = 0;
+    let (c, _clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    host.http
+        .set_handler(|_| Some(Ok(FakeResponse::status(500, "InternalError", "boom"))));
+    let c2 = c.clone();
+    let failed = start(async move { c2.watch(&pods()).await });
+    assert!(failed.borrow_mut().take().expect("done").is_err());
+    let bodies = host.bodies.clone();
+    host.http.set_handler(move |_| {
+        let (resp, tx) = FakeResponse::streaming(200);
+        bodies.borrow_mut().push(tx);
+        Some(Ok(resp))
+    });
+    let (s, _) = open(&c, &host);
+    assert_eq!(transport(&s).1, TransportReason::WebSocketFailed);
+    assert_eq!(host.opened.borrow().len(), 1, "not tried again");
+}
+
+#[test]
 fn auto_falls_back_to_fetch_when_the_handshake_fails_and_retries_a_minute_later() {
     let host = Host::browser();
     let mut cfg = config(WatchTransportMode::Auto);

@@ -402,6 +402,13 @@ fn wq_06_shutting_down_flag() {
     let q2: Queue<u8> = queue();
     let _ = q2.shut_down_with_drain().now_or_never();
     assert!(q2.shutting_down());
+    // At the call, not at the first poll: an add right after is ignored.
+    let q3: Queue<u8> = queue();
+    let drained = q3.shut_down_with_drain();
+    assert!(q3.shutting_down());
+    q3.add(7);
+    assert_eq!(q3.len(), 0, "added after the shutdown began");
+    assert_eq!(drained.now_or_never(), Some(()));
 }
 
 /// Highest number first: shows a custom order is honoured.

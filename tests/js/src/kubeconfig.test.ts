@@ -336,6 +336,8 @@ test('errors are KubeError Invalid: a failing plugin (not retried), unknown cont
   await rejectsInvalid(loadKubeconfig(null as never), /options must be an object/);
   await rejectsInvalid(loadKubeconfig({ paths: path as never }), /`paths` must be an array/);
   await rejectsInvalid(loadKubeconfig({ paths: [path], context: 5 as never }), /`context` must be a string/);
+  // `null` is the default, as absent is.
+  assert.equal((await loadKubeconfig({ paths: [path], context: null as never })).server, proxy.url);
   assert.ok(Date.now() - t0 < 5_000);
   await rejectsInvalid(loadKubeconfig({ paths: [path], context: 'nope' }), /no context "nope"/);
   await rejectsInvalid(loadKubeconfig({ paths: [join(pki.dir, 'nowhere')] }), /none of .* exists/);

@@ -2,10 +2,13 @@
 // timeout, a negative QPS turns throttling off, `namespace: ''` on a
 // collection verb is every namespace, and a stopped informer is let go by
 // its factory.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, InformerFactory, KubeError } from 'kubewasm';
 import { server, sim, token, until } from './sim.js';
+
+// The suites after this one expect the cluster scripts/with-sim.sh seeds.
+after(() => sim('/sim/seed', { namespaces: 3, pods: 30, seed: 1 }));
 
 const pods = (opts: object) => new KubeClient({ server, token, maxRetries: 0, ...opts }).resource({ version: 'v1', resource: 'pods' });
 const invalid = (message: RegExp) => (e: unknown) => {
@@ -75,9 +78,10 @@ test("namespace: '' lists and watches every namespace, as NamespaceAll; absent k
   // A watch from that list sees a change in the other namespace.
   const w = rc.watch({ namespace: '', resourceVersion: every.resourceVersion });
   const next = w.next();
-  await rc.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'everywhere', namespace: other }, spec: { containers: [] } });
+  await rc.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'everywhere', namespace: other }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
   const ev = await next;
   await w.return?.();
+  await rc.delete('everywhere', other);
   assert.equal(ev.done, false);
   assert.equal(ev.value.type, 'ADDED');
   assert.equal(ev.value.object.metadata.namespace, other);
@@ -100,10 +104,12 @@ test('a stopped informer is let go by its factory: asking again makes a new one 
     assert.ok(await again.waitForSync(), 'the new informer syncs');
     assert.equal(again.status.phase, 'watching');
     const [ns] = new Set(again.lister().list().map((p) => p.metadata.namespace));
-    await client.resource({ version: 'v1', resource: 'pods' }).create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-stop', namespace: ns }, spec: { containers: [] } });
+    const rc = client.resource({ version: 'v1', resource: 'pods' });
+    await rc.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-stop', namespace: ns }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
     await until(() => again.lister().get('after-stop', ns) !== undefined);
     assert.equal(first.lister().get('after-stop', ns), undefined, 'the stopped one keeps its last cache');
     assert.equal(first.lister().list().length, 4);
+    await rc.delete('after-stop', ns);
   } finally {
     factory.shutdown();
   }

@@ -126,3 +126,28 @@ test('keyOf and splitKey agree with the cache keys (client-go MetaNamespaceKeyFu
   }
   assert.throws(() => splitKey(5 as unknown as string), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
 });
+
+test('shutdownWithDrain and a pool stop shut the queue down at the call, as client-go does before it waits', async () => {
+  const q = new WorkQueue();
+  q.add('taken');
+  assert.equal(await q.get(), 'taken');
+  const drained = q.shutdownWithDrain();
+  assert.equal(q.shuttingDown, true, 'at the call, not a microtask later');
+  q.add('late'); // an event handler in the same tick: ignored
+  assert.equal(q.len, 0);
+  let done = false;
+  void drained.then(() => (done = true));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(done, false, 'waits for the key in flight');
+  q.done('taken');
+  await drained;
+  assert.equal(await q.get(), undefined);
+
+  const q2 = new WorkQueue();
+  const pool = q2.runWorkers(1, async () => {});
+  const stopped = pool.stop();
+  assert.equal(q2.shuttingDown, true);
+  q2.add('late');
+  assert.equal(q2.len, 0);
+  await stopped;
+});
