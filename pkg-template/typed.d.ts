@@ -279,7 +279,11 @@ export declare class WorkQueue {
   [Symbol.dispose](): void;
   /** Add a key now (ignored after shutdown). */
   add(key: string): void;
-  /** Add a key once `delayMs` has passed; an earlier pending add wins. A delay of zero or less adds it now; one that is not a finite number throws `KubeError` (reason `Invalid`). */
+  /**
+   * Add a key once `delayMs` has passed; an earlier pending add wins. A delay of zero or less adds it now; one that is
+   * not a finite number throws `KubeError` (reason `Invalid`). A pending delayed add is a timer: in Node it keeps the
+   * process running until it fires or the queue is shut down.
+   */
   addAfter(key: string, delayMs: number): void;
   /** Add a key after its rate-limited backoff; returns the delay in ms. */
   addRateLimited(key: string): number;

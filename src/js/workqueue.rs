@@ -131,7 +131,9 @@ impl WorkQueue {
 
     /// Add a key once `delayMs` has passed; an earlier pending add wins. A
     /// delay of zero or less adds it now (as client-go does); a delay that is
-    /// not a finite number is an `Invalid` error.
+    /// not a finite number is an `Invalid` error. A pending delayed add is a
+    /// timer: in Node it keeps the process running until it fires or the
+    /// queue is shut down.
     #[wasm_bindgen(js_name = addAfter)]
     pub fn add_after(
         &self,
