@@ -91,25 +91,46 @@ fn classify(v: JsValue) -> Error {
         Error::Aborted
     } else if let Some(code) = untrusted_certificate(&v) {
         // Retrying cannot make the certificate trusted: reported at once.
-        Error::invalid_config(format!("TLS: {} ({code})", js_message(&v)))
+        let msg = js_message(&v);
+        if msg.contains(&code) {
+            Error::invalid_config(format!("TLS: {msg}"))
+        } else {
+            Error::invalid_config(format!("TLS: {msg} ({code})"))
+        }
     } else {
         // A TypeError: the host hides whether it was DNS, refusal or CORS.
         Error::network(js_message(&v))
     }
 }
 
-/// Whether a failed `fetch` names a certificate the client does not trust,
-/// or one the server refused: Node's `fetch` puts OpenSSL's verification
-/// code on the error's `cause` (a browser tells nothing of it).
+/// What a failed `fetch` says of a certificate the client does not trust,
+/// or one the server refused, when it says so: Node's `fetch` puts OpenSSL's
+/// verification code on the error's `cause`, Bun on the error, and Deno's
+/// message names an invalid peer certificate (a browser tells nothing of it).
 fn untrusted_certificate(v: &JsValue) -> Option<String> {
-    let code = Reflect::get(v, &JsValue::from_str("cause"))
+    let field = |o: &JsValue, k: &str| {
+        Reflect::get(o, &JsValue::from_str(k))
+            .ok()
+            .and_then(|c| c.as_string())
+    };
+    let cause = Reflect::get(v, &JsValue::from_str("cause"))
         .ok()
-        .filter(|c| c.is_object())
-        .and_then(|c| Reflect::get(&c, &JsValue::from_str("code")).ok())
-        .and_then(|c| c.as_string());
-    code.filter(|c| {
+        .filter(|c| c.is_object());
+    let is_cert_code = |c: &str| {
         c.contains("CERT") || c.ends_with("_CA") || c == "UNABLE_TO_VERIFY_LEAF_SIGNATURE"
-    })
+    };
+    let code = cause
+        .as_ref()
+        .and_then(|c| field(c, "code"))
+        .into_iter()
+        .chain(field(v, "code"))
+        .find(|c| is_cert_code(c));
+    if code.is_some() {
+        return code;
+    }
+    let said =
+        |o: &JsValue| field(o, "message").is_some_and(|m| m.contains("invalid peer certificate"));
+    (said(v) || cause.as_ref().is_some_and(said)).then(|| "invalid peer certificate".to_owned())
 }
 
 fn js_err(what: &str, v: JsValue) -> Error {
