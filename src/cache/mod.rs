@@ -62,7 +62,7 @@ pub use list_watch::{
     EventStream, ListerWatcher, ResourceListWatch, ResourceScope, TweakParams, PARTIAL_LIST_ACCEPT,
     PARTIAL_WATCH_ACCEPT,
 };
-pub use processor::{Handler, Notification, Registration, MIN_RESYNC_PERIOD};
+pub use processor::{Handler, Notification, Registration, DEFAULT_MAX_PENDING, MIN_RESYNC_PERIOD};
 pub use reflector::{
     Reflector, ReflectorOptions, Seed, ShouldResync, WatchErrorHandler, DEFAULT_BACKOFF_RESET,
     DEFAULT_PAGE_SIZE, DEFAULT_REFLECTOR_BACKOFF,

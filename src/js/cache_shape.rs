@@ -66,18 +66,26 @@ impl Shape {
                 }
             }
         }
+        // Each as it takes effect: a default written out is the default
+        // (asking again without it, or with it, is the same shape).
         let (mut backoff_initial_ms, mut backoff_cap_ms) = (None, None);
         if let Some(b) = options::prop(opts, "backoff") {
-            backoff_initial_ms = options::number(&b, "initialMs")?;
-            backoff_cap_ms = options::number(&b, "capMs")?;
+            let d = crate::cache::ReflectorOptions::default().backoff;
+            backoff_initial_ms =
+                options::number(&b, "initialMs")?.filter(|ms| options::millis(*ms) != d.initial);
+            backoff_cap_ms =
+                options::number(&b, "capMs")?.filter(|ms| options::millis(*ms) != d.max);
         }
+        let default_backlog = crate::cache::DEFAULT_MAX_PENDING as f64;
         Ok(Shape {
             transform: options::function(opts, "transform")?,
             indexers: RefCell::new(indexers),
-            resync_ms: options::number(opts, "resyncMs")?,
+            resync_ms: options::number(opts, "resyncMs")?
+                .filter(|ms| options::resync_period(*ms).is_some()),
             backoff_initial_ms,
             backoff_cap_ms,
-            max_backlog: options::number(opts, "maxBacklog")?,
+            max_backlog: options::number(opts, "maxBacklog")?
+                .filter(|n| n.min(u32::MAX as f64) != default_backlog),
             strip_managed_fields: flag(opts, "stripManagedFields", true)?,
             metadata_only: flag(opts, "metadataOnly", false)?,
             queue: match options::string(opts, "queue")?.as_deref() {

@@ -143,6 +143,15 @@ test('asking again for a scope with other cache options is an OptionsConflict er
     await until(() => inf.lister().byIndex('byNs', 'default').length === inf.lister().list({}).length);
     // Another selector is another informer, whatever its options.
     assert.ok(factory.informer({ ...base, labelSelector: 'a=b', resyncMs: 1000 }));
+    // A default written out is the default: the same informer, both ways round.
+    const plain = { version: 'v1', resource: 'configmaps', namespace: 'kube-system' };
+    factory.informer(plain);
+    const spelled = { ...plain, maxBacklog: 1024, backoff: { initialMs: 800, capMs: 30_000 }, resyncMs: 0, queue: 'delta' as const };
+    assert.doesNotThrow(() => factory.informer(spelled));
+    const other = { ...plain, labelSelector: 'x=y' };
+    factory.informer({ ...other, ...spelled });
+    assert.doesNotThrow(() => factory.informer(other));
+    assert.throws(() => factory.informer({ ...other, maxBacklog: 1023 }), (e: unknown) => e instanceof KubeError && e.reason === 'OptionsConflict' && e.message.includes('`maxBacklog`'));
   } finally {
     factory.shutdown();
   }
