@@ -840,10 +840,7 @@ fn list_to_js(list: &ObjectList) -> JsValue {
 
 /// A `Status` as a plain JS object, shaped as the server sends it.
 fn status_to_js(s: &Status) -> Result<JsValue, JsValue> {
-    let o = super::error::status_object(s);
-    let _ = Reflect::set(&o, &"kind".into(), &"Status".into());
-    let _ = Reflect::set(&o, &"apiVersion".into(), &"v1".into());
-    Ok(o.into())
+    Ok(super::error::status_object(s).into())
 }
 
 /// Whether a value is a `Status` object (`kind: 'Status'`), such as what

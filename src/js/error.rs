@@ -18,7 +18,7 @@ const KUBE_ERROR_TS: &'static str = r#"
 export declare class KubeError extends Error {
   /** HTTP status code from the API server (0 for client-side errors). */
   readonly code: number;
-  /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `LineTooLong`, `ResponseTooLarge`, `Poisoned` after a panic or trap: every later call fails too; `OptionsConflict` when an informer's scope is asked for again with other cache options). */
+  /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `LineTooLong`, `ResponseTooLarge`, `Poisoned` after a panic or trap: every later call fails too; `OptionsConflict` when an informer's scope is asked for again with other cache options; `TransformFailed` and `IndexFailed` for an object an informer skipped because its `transform` or an index function threw or returned something unusable). */
   readonly reason: string;
   /** The decoded `Status` object when the server sent one. */
   readonly status?: Status | undefined;
@@ -99,7 +99,8 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
 }
 
 /// A `Status` as a plain JS object with the members its JSON has, in the
-/// same order (empty strings, absent details and no causes left out; `code`
+/// same order (`kind`, `apiVersion` and `metadata` always, so `isStatus`
+/// knows it; empty strings, absent details and no causes left out; `code`
 /// always present).
 pub(crate) fn status_object(s: &crate::rest::Status) -> js_sys::Object {
     use js_sys::{Array, Object, Reflect};
@@ -112,6 +113,9 @@ pub(crate) fn status_object(s: &crate::rest::Status) -> js_sys::Object {
         }
     };
     let o = Object::new();
+    set(&o, "kind", &JsValue::from_str("Status"));
+    set(&o, "apiVersion", &JsValue::from_str("v1"));
+    set(&o, "metadata", &Object::new());
     text(&o, "status", &s.status);
     text(&o, "message", &s.message);
     text(&o, "reason", &s.reason);

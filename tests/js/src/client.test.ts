@@ -1,7 +1,7 @@
 // KubeClient and ResourceClient against the simulated API server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeClient, KubeError, type KubeObject } from 'kubewasm';
+import { KubeClient, KubeError, isStatus, type KubeObject } from 'kubewasm';
 
 const server = process.env.KUBEWASM_SIM_URL;
 const token = process.env.KUBEWASM_SIM_TOKEN;
@@ -160,6 +160,10 @@ test('create takes generateName without a name; a server error carries its typed
     // Typed as Status: no cast.
     assert.equal(e.status?.reason, 'AlreadyExists');
     assert.equal(e.status?.details?.name, made.metadata.name);
+    // A Status as the server sent it, which isStatus knows.
+    assert.equal(e.status?.kind, 'Status');
+    assert.equal(e.status?.apiVersion, 'v1');
+    assert.ok(isStatus(e.status));
   }
   await cms.delete(made.metadata.name);
   // The input type still checks the members it names.
