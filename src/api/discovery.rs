@@ -281,6 +281,12 @@ impl Discovery {
         self.generation.set(self.generation.get() + 1);
     }
 
+    /// How long ago the cached result was fetched (`None`: nothing cached).
+    pub fn cached_age(&self) -> Option<Duration> {
+        let now = self.client.clock().now();
+        self.cache.borrow().as_ref().map(|c| now - c.fetched_at)
+    }
+
     /// Every resource the server offers (from the cache while fresh).
     pub async fn resources(&self) -> Result<Rc<Vec<ApiResource>>, Error> {
         let now = self.client.clock().now();

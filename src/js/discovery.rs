@@ -10,6 +10,9 @@ use super::options;
 use super::promise::{future_to_promise, rejecting};
 use crate::api::{builtin_resources, ApiResource, RestMapper};
 
+/// How old a cached discovery must be for a miss to ask the server again.
+const REFRESH_ON_MISS_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[wasm_bindgen(typescript_custom_section)]
 const DISCOVERY_TS: &'static str = r#"
 /** One resource the server offers (from discovery). */
@@ -50,7 +53,9 @@ impl KubeClient {
     /// Resolve what a user typed, as kubectl does: a plural, singular, short
     /// name or kind, case-insensitive, optionally qualified by `.group` or
     /// `.version.group` (`deploy`, `Deployment`, `deployments.apps`,
-    /// `deployments.v1.apps`); the preferred version wins. Rejects with a `KubeError` (404, `NotFound`) when nothing matches.
+    /// `deployments.v1.apps`); the preferred version wins. A name the cached
+    /// discovery lacks makes it ask the server again (once; not within 10 s of
+    /// the last answer). Rejects with a `KubeError` (404, `NotFound`) when nothing matches.
     #[wasm_bindgen(js_name = resourceFor, unchecked_return_type = "Promise<ApiResourceInfo>")]
     pub fn resource_for(
         &self,
@@ -60,10 +65,20 @@ impl KubeClient {
             let name = options::string_arg(&name, "name")?;
             let d = self.discovery().clone();
             Ok(future_to_promise(async move {
-                let all = d.resources().await.map_err(|e| from_rest(&e))?;
-                let mapper = RestMapper::new(all.iter().cloned().collect());
-                match mapper.find(&name) {
-                    Some(r) => Ok(info_to_js(r)),
+                let find =
+                    |all: &[ApiResource]| RestMapper::new(all.to_vec()).find(&name).map(info_to_js);
+                let mut all = d.resources().await.map_err(|e| from_rest(&e))?;
+                // A miss on a cached answer asks the server again once, as
+                // kubectl's deferred mapper does (a CRD installed since), but
+                // not within seconds of the last answer (a typo in a loop).
+                if find(&all).is_none()
+                    && d.cached_age().is_some_and(|a| a >= REFRESH_ON_MISS_AFTER)
+                {
+                    d.invalidate();
+                    all = d.resources().await.map_err(|e| from_rest(&e))?;
+                }
+                match find(&all) {
+                    Some(r) => Ok(r),
                     None => Err(KubeErrorInit {
                         message: format!("the server doesn't have a resource type {name:?}"),
                         code: 404,

@@ -159,7 +159,10 @@ export interface Diff {
 
 /** An informer's health and progress. */
 export interface InformerStatus {
-  /** `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens. */
+  /**
+   * `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens; it stays `stored`
+   * while the server cannot be reached, with `lastError` and `nextRetryAt` set as in `backoff`.
+   */
   phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
   /** Epoch ms at which the cached copy was stored; present (and `phase` is `stored`) until a watch or list confirmed it. */
   storedAt?: number;
@@ -167,7 +170,7 @@ export interface InformerStatus {
   persistence?: { enabled: boolean; warning?: string };
   /** With a factory's `host` option: where the lists and watches are served from. */
   host?: InformerHost;
-  /** While backing off: epoch ms of the next attempt. */
+  /** While backing off (also in `stored`, until the server answers): epoch ms of the next attempt. */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
   listed: number;

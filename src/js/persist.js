@@ -271,7 +271,13 @@ export async function clearStore(name) {
     channel.postMessage('cleared');
     channel.close();
   }
-  await request(indexedDB.deleteDatabase(`kubewasm:${name}`));
+  try {
+    await request(indexedDB.deleteDatabase(`kubewasm:${name}`));
+  } catch (e) {
+    // Where storage is denied (an opaque origin, say) nothing can have been stored.
+    if (e?.name === 'SecurityError') return;
+    throw e;
+  }
 }
 
 /** Delete `name`'s stored copies without telling anyone, in the background (told of a clear: a write of ours may have crossed it). */

@@ -619,7 +619,9 @@ fn web_sys_warn(msg: &str) {
 }
 
 /// Delete every stored copy kept under `name` (for every server and
-/// identity), e.g. at logout; resolves once deleted.
+/// identity), e.g. at logout; resolves once deleted, and at once where
+/// storage is denied (nothing can have been stored). Call it after `init()`,
+/// as every export.
 #[wasm_bindgen(js_name = clearPersisted, unchecked_return_type = "Promise<void>")]
 pub fn clear_persisted(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Promise {
     rejecting((|| {

@@ -75,7 +75,19 @@ pub fn label_selector(obj: &JsValue, name: &str) -> Result<LabelSelector, JsValu
 
 /// The label selector under `name` as a request's `labelSelector`: a string
 /// as given (the server checks it), an object in canonical form.
+/// A `null` one selects nothing (client-go's `LabelSelectorAsSelector`),
+/// which no request can ask for: refused, where sending none would select
+/// everything (and a `deleteCollection` delete it).
 pub fn label_selector_query(obj: &JsValue, name: &str) -> Result<Option<String>, JsValue> {
+    if obj.is_object()
+        && js_sys::Reflect::get(obj, &JsValue::from_str(name)).is_ok_and(|v| v.is_null())
+    {
+        return Err(KubeErrorInit::invalid(format!(
+            "option `{name}` is null, which selects nothing (as a Deployment's null \
+             selector); a request cannot ask for nothing: leave it out to select everything"
+        ))
+        .into_js());
+    }
     Ok(match super::options::prop(obj, name) {
         Some(v) if !v.is_string() => Some(label_selector(obj, name)?.to_string()),
         _ => super::options::string(obj, name)?,

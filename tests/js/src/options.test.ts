@@ -114,3 +114,44 @@ test('a stopped informer is let go by its factory: asking again makes a new one 
     factory.shutdown();
   }
 });
+
+test('a null labelSelector, which selects nothing, is refused by requests and informers rather than sent as none', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 3, seed: 16 });
+  const rc = pods({});
+  const none = null as unknown as string;
+  await assert.rejects(rc.list({ labelSelector: none }), invalid(/`labelSelector` is null/));
+  await assert.rejects(rc.deleteCollection({ namespace: 'ns-0', labelSelector: none, dryRun: true }), invalid(/`labelSelector` is null/));
+  assert.throws(() => rc.watch({ labelSelector: none }), invalid(/`labelSelector` is null/));
+  const factory = new InformerFactory(new KubeClient({ server, token }));
+  try {
+    assert.throws(() => factory.informer({ version: 'v1', resource: 'pods', labelSelector: none }), invalid(/`labelSelector` is null/));
+  } finally {
+    factory.shutdown();
+  }
+  assert.equal((await rc.list({})).items.length, 3, 'nothing was deleted');
+});
+
+test('resourceFor asks the server again for a name its cached discovery lacks (a CRD installed since), once, not within 10 s', async () => {
+  let requests = 0;
+  let installed = false;
+  // The CRD appears in the aggregated discovery answer once "installed".
+  const withCrd = async (input: string, init: RequestInit) => {
+    requests++;
+    const r = await fetch(input, init);
+    if (!installed || !new URL(input).pathname.endsWith('/apis')) return r;
+    const list = (await r.json()) as { items: unknown[] };
+    list.items.push({ metadata: { name: 'demo2.example.com' }, versions: [{ version: 'v1', freshness: 'Current', resources: [{ resource: 'gadgets', singularResource: 'gadget', scope: 'Cluster', responseKind: { group: 'demo2.example.com', version: 'v1', kind: 'Gadget' }, verbs: ['get', 'list', 'watch'] }] }] });
+    return new Response(JSON.stringify(list), { status: 200, headers: r.headers });
+  };
+  const client = new KubeClient({ server, token, fetch: withCrd });
+  await client.resourceFor('pods');
+  installed = true;
+  requests = 0;
+  // Within seconds of the last answer a miss is a miss (a typo in a loop asks nothing).
+  await assert.rejects(client.resourceFor('gadget'), (e: unknown) => e instanceof KubeError && e.reason === 'NotFound');
+  assert.equal(requests, 0);
+  await new Promise((r) => setTimeout(r, 10_500));
+  const found = await client.resourceFor('gadget');
+  assert.deepEqual([found.group, found.resource, found.namespaced], ['demo2.example.com', 'gadgets', false]);
+  assert.ok(requests > 0, 'discovery was asked again');
+});
