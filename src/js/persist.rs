@@ -416,7 +416,10 @@ impl Persist {
     /// One write of `t`'s pending changes (bounded), and its
     /// resourceVersion when that leaves the stored copy complete.
     async fn write_one(&self, t: &Tracked) -> Result<(), JsValue> {
-        if !t.inf.has_synced() {
+        // A restored copy the server has not confirmed yet is what is stored
+        // already: written back, it would be dated now (`storedAt`), and an
+        // offline visit would make stale data look fresh.
+        if !t.inf.has_synced() || t.inf.status().with(|s| s.stored_at_ms.is_some()) {
             return Ok(());
         }
         let layout = &t.layout;

@@ -417,3 +417,28 @@ test('the dashboard persists by default: a reload shows stored rows, says so, th
     await page.close();
   }
 });
+
+test('a restored copy the server has not confirmed is not written back: an offline visit keeps its date', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(BLANK());
+    await page.evaluate(openPods, { name: 'offline-age', intervalMs: 100 });
+    const written = async () => (await page.evaluate(storedMeta, 'offline-age')).find((m) => m.rv);
+    const first = await until(written, 30_000, 'a complete copy written');
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    const args = ['--namespaces', '3', '--pods', String(PODS)];
+    const port = Number(new URL(sim.url).port);
+    await sim.stop();
+    // Offline: the copy is shown, and it stays what it was, dated as it was.
+    await page.evaluate(openPods, { name: 'offline-age', intervalMs: 100 });
+    const shown = await until(() => page.evaluate(() => window.__kw.firstRows?.status), 20_000, 'the stored rows');
+    assert.equal(shown.phase, 'stored');
+    assert.equal(shown.storedAt, first.savedAt);
+    await new Promise((r) => setTimeout(r, 1_500)); // fifteen write intervals
+    await page.evaluate(() => window.__kw.factory.shutdown());
+    assert.equal((await written()).savedAt, first.savedAt, 'not written back while unconfirmed');
+    sim = await startSim(args, { port });
+  } finally {
+    await page.close();
+  }
+});
