@@ -70,14 +70,18 @@ impl Host {
             no_websocket,
             ..Host::default()
         };
-        let bodies = host.bodies.clone();
-        // Every fetch gets a streaming 200 whose body the test holds.
-        host.http.set_handler(move |_| {
+        host.stream_fetches();
+        Rc::new(host)
+    }
+
+    /// Every fetch from now on gets a streaming 200 whose body the test holds.
+    fn stream_fetches(&self) {
+        let bodies = self.bodies.clone();
+        self.http.set_handler(move |_| {
             let (resp, tx) = FakeResponse::streaming(200);
             bodies.borrow_mut().push(tx);
             Some(Ok(resp))
         });
-        Rc::new(host)
     }
 
     fn browser() -> Rc<Host> {
@@ -333,29 +337,36 @@ fn multiplexed_origins_headers_and_missing_websocket_keep_fetch() {
     assert_eq!(transport(&b.0).1, TransportReason::NoWebSocket);
 }
 
+/// A watch beyond a budget of 0 whose handshake fails, with its fallback
+/// fetch answered by `answer`; returns the client and how the watch ended.
+fn handshake_fails_and_fetch_gets(
+    host: &Rc<Host>,
+    answer: impl Fn() -> Result<FakeResponse, Error> + 'static,
+) -> (Client, Result<WatchStream, Error>) {
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    cfg.max_retries = 0;
+    let (c, _clock) = client(host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    host.http.set_handler(move |_| Some(answer()));
+    let c2 = c.clone();
+    let ended = start(async move { c2.watch(&pods()).await });
+    let ended = ended.borrow_mut().take().expect("done");
+    host.stream_fetches();
+    (c, ended)
+}
+
 #[test]
 fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
     // The server is down: the handshake and the fetch it falls back to both
     // fail. Once it is back, watches beyond the budget use WebSocket again
     // at once instead of piling onto fetch for a minute.
     let host = Host::browser();
-    let mut cfg = config(WatchTransportMode::Auto);
-    cfg.fetch_watches_per_origin = 0;
-    cfg.max_retries = 0;
-    let (c, _clock) = client(&host, cfg);
-    host.handshakes
-        .borrow_mut()
-        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
-    host.http
-        .set_handler(|_| Some(Err(Error::network("connection refused"))));
-    let c2 = c.clone();
-    let failed = start(async move { c2.watch(&pods()).await });
-    let err = failed
-        .borrow_mut()
-        .take()
-        .expect("done")
-        .err()
-        .expect("no watch");
+    let (c, ended) =
+        handshake_fails_and_fetch_gets(&host, || Err(Error::network("connection refused")));
+    let err = ended.err().expect("no watch");
     assert!(matches!(err, Error::Network { .. }), "{err:?}");
     assert_eq!(host.opened.borrow().len(), 1);
     let (s, _) = open(&c, &host);
@@ -371,24 +382,10 @@ fn a_handshake_failing_while_fetch_answers_with_an_error_keeps_websocket_off() {
     // The server answers over fetch (here with a 500): WebSocket itself
     // failed, so it is not tried again for a minute.
     let host = Host::browser();
-    let mut cfg = config(WatchTransportMode::Auto);
-    cfg.fetch_watches_per_origin = 0;
-    cfg.max_retries = 0;
-    let (c, _clock) = client(&host, cfg);
-    host.handshakes
-        .borrow_mut()
-        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
-    host.http
-        .set_handler(|_| Some(Ok(FakeResponse::status(500, "InternalError", "boom"))));
-    let c2 = c.clone();
-    let failed = start(async move { c2.watch(&pods()).await });
-    assert!(failed.borrow_mut().take().expect("done").is_err());
-    let bodies = host.bodies.clone();
-    host.http.set_handler(move |_| {
-        let (resp, tx) = FakeResponse::streaming(200);
-        bodies.borrow_mut().push(tx);
-        Some(Ok(resp))
+    let (c, ended) = handshake_fails_and_fetch_gets(&host, || {
+        Ok(FakeResponse::status(500, "InternalError", "boom"))
     });
+    assert!(ended.is_err());
     let (s, _) = open(&c, &host);
     assert_eq!(transport(&s).1, TransportReason::WebSocketFailed);
     assert_eq!(host.opened.borrow().len(), 1, "not tried again");
