@@ -176,6 +176,13 @@ class Link {
           reject(abortError());
           return;
         }
+        if (this.closed) {
+          // A port that was closed never answers: say so instead of waiting
+          // for the request timeout (an informer made from the connection's
+          // factory after `close()`, say by a component mounting again).
+          reject(Object.assign(new Error('kubewasm/shared: this connection was closed; connect again'), { retryable: false }));
+          return;
+        }
         const id = ++this.seq;
         const s = new Stream(this, id, resolve, reject);
         this.streams.set(id, s);

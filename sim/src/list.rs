@@ -124,8 +124,24 @@ fn decode_token(s: &str) -> Result<Token, ApiError> {
     })
 }
 
-fn expired_continue() -> ApiError {
+/// The 410 for a continue token whose list can no longer be served. As the
+/// API server does, it carries a token that continues after the same key at
+/// the current state (resourceVersion 0 in the token: "the latest").
+fn expired_continue(start: &Key) -> ApiError {
+    let mut e = expired_continue_message();
+    e.metadata = json!({"continue": encode_token(0, start, 0)});
+    e
+}
+
+fn expired_continue_message() -> ApiError {
     ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+}
+
+/// Where a page that continues after `start` begins.
+fn after(items: &[Obj], start: &Key) -> usize {
+    items.partition_point(|o| {
+        (o.meta.namespace.as_str(), o.meta.name.as_str()) <= (start.0.as_str(), start.1.as_str())
+    })
 }
 
 fn parse_rv(s: &str) -> Result<u64, ApiError> {
@@ -145,26 +161,33 @@ impl Store {
                     ));
                 }
                 let t = decode_token(token)?;
-                if t.snap < self.first_valid_snapshot || t.rv < self.oldest_rv || t.rv > self.rv {
-                    return Err(expired_continue());
+                if t.rv == 0 {
+                    // A token handed out with a 410: the rest at the current state.
+                    let items = Arc::new(self.items_at(self.rv, &req.filter)?);
+                    let offset = after(&items, &t.start);
+                    (self.rv, items, None, offset)
+                } else {
+                    if t.rv > self.rv {
+                        return Err(expired_continue_message());
+                    }
+                    if t.snap < self.first_valid_snapshot || t.rv < self.oldest_rv {
+                        return Err(expired_continue(&t.start));
+                    }
+                    let cached = self
+                        .snapshots
+                        .iter()
+                        .find(|s| s.id == t.snap && s.rv == t.rv && s.res == req.filter.res)
+                        .map(|s| s.items.clone());
+                    let items = match cached {
+                        Some(items) => items,
+                        None => Arc::new(
+                            self.items_at(t.rv, &req.filter)
+                                .map_err(|_| expired_continue(&t.start))?,
+                        ),
+                    };
+                    let offset = after(&items, &t.start);
+                    (t.rv, items, Some(t.snap), offset)
                 }
-                let cached = self
-                    .snapshots
-                    .iter()
-                    .find(|s| s.id == t.snap && s.rv == t.rv && s.res == req.filter.res)
-                    .map(|s| s.items.clone());
-                let items = match cached {
-                    Some(items) => items,
-                    None => Arc::new(
-                        self.items_at(t.rv, &req.filter)
-                            .map_err(|_| expired_continue())?,
-                    ),
-                };
-                let offset = items.partition_point(|o| {
-                    (o.meta.namespace.as_str(), o.meta.name.as_str())
-                        <= (t.start.0.as_str(), t.start.1.as_str())
-                });
-                (t.rv, items, Some(t.snap), offset)
             }
             None => {
                 let rv = self.resolve_rv(rv_param, req.rv_match)?;
@@ -329,6 +352,16 @@ mod tests {
         s.compact();
         let err = page(&mut s, 2, Some(&token)).unwrap_err();
         assert_eq!((err.code, err.reason), (410, "Expired"));
+        // Its replacement token goes on after the same key, at the current state.
+        s.create(CONFIGMAPS, Some("ns"), cm("c001b", json!({})))
+            .unwrap();
+        let fresh = err.metadata["continue"]
+            .as_str()
+            .expect("a token")
+            .to_string();
+        let rest = page(&mut s, 10, Some(&fresh)).unwrap();
+        assert_eq!(names(&rest), ["c001b", "c002", "c003"]);
+        assert_eq!(rest.rv, s.rv);
         let mut s = filled(4);
         s.history_cap = 2;
         let token = page(&mut s, 2, None).unwrap().continue_token.unwrap();

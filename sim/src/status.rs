@@ -13,6 +13,8 @@ pub struct ApiError {
     pub message: String,
     /// `details` (name, group, kind, retryAfterSeconds).
     pub details: Value,
+    /// `metadata` (a `ListMeta`: an expired continue token's replacement).
+    pub metadata: Value,
 }
 
 impl ApiError {
@@ -23,6 +25,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details: json!({}),
+            metadata: json!({}),
         }
     }
 
@@ -50,7 +53,9 @@ impl ApiError {
 
     /// The Status object.
     pub fn to_value(&self) -> Value {
-        status_value(self.code, self.reason, &self.message, self.details.clone())
+        let mut v = status_value(self.code, self.reason, &self.message, self.details.clone());
+        v["metadata"] = self.metadata.clone();
+        v
     }
 
     /// The Status object, serialized.

@@ -236,6 +236,8 @@ export interface DeleteOptions {
 export interface Status {
   kind: 'Status';
   apiVersion?: string;
+  /** A 410 `Expired` answer to a paginated list carries, in `continue`, a token that goes on with the list at the current state (inconsistent with its first pages). */
+  metadata?: { resourceVersion?: string; continue?: string };
   /** `Success` or `Failure`. */
   status?: 'Success' | 'Failure';
   message?: string;

@@ -83,6 +83,7 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
                 reason: a.reason.clone(),
                 details: a.details.clone(),
                 code: a.code,
+                metadata: a.metadata.clone(),
             })
             .into(),
         ),
@@ -115,7 +116,10 @@ pub(crate) fn status_object(s: &crate::rest::Status) -> js_sys::Object {
     let o = Object::new();
     set(&o, "kind", &JsValue::from_str("Status"));
     set(&o, "apiVersion", &JsValue::from_str("v1"));
-    set(&o, "metadata", &Object::new());
+    let metadata = Object::new();
+    text(&metadata, "resourceVersion", &s.metadata.resource_version);
+    text(&metadata, "continue", &s.metadata.continue_token);
+    set(&o, "metadata", &metadata);
     text(&o, "status", &s.status);
     text(&o, "message", &s.message);
     text(&o, "reason", &s.reason);

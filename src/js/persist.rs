@@ -280,6 +280,21 @@ impl Persist {
                 let stored = match result {
                     Ok(v) if v.is_null() || v.is_undefined() => return None,
                     Ok(v) => v,
+                    // Where the page may not use IndexedDB at all (an opaque
+                    // origin, a browser that denies storage), writes would
+                    // fail as this read did: say so now, not at the first write.
+                    Err(e)
+                        if matches!(
+                            error_name(&e).as_deref(),
+                            Some("SecurityError" | "NotSupportedError")
+                        ) =>
+                    {
+                        p.turn_off(format!(
+                            "IndexedDB cannot be used here ({}): persistence is off",
+                            describe(&e)
+                        ));
+                        return None;
+                    }
                     Err(e) => {
                         p.warn(format!(
                             "stored data could not be read ({}): listing instead",

@@ -49,6 +49,13 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// The transport failed in a way that retrying cannot fix (a server
+    /// certificate the client does not trust, a connection closed for
+    /// good): reported at once, with reason `Invalid`.
+    Refused {
+        /// The transport's own description.
+        message: String,
+    },
     /// A watch line exceeded the configured maximum line size.
     LineTooLong {
         /// The configured maximum in bytes.
@@ -81,6 +88,9 @@ pub struct ApiError {
     pub retry_after_seconds: Option<u32>,
     /// Whether the body was a real `Status` object.
     pub is_status: bool,
+    /// `Status.metadata`: on a 410 `Expired` answer to a paginated list, the
+    /// token that continues it (at the current state, not the list's).
+    pub metadata: StatusMeta,
 }
 
 /// The Kubernetes `Status` object (`meta/v1`), as errors and watch `ERROR`
@@ -104,6 +114,30 @@ pub struct Status {
     /// The HTTP status code this status corresponds to (0 if unset).
     #[serde(default)]
     pub code: u16,
+    /// The list metadata some failures carry (a 410 `Expired` continue
+    /// token's replacement).
+    #[serde(default, skip_serializing_if = "StatusMeta::is_empty")]
+    pub metadata: StatusMeta,
+}
+
+/// `Status.metadata` (a `ListMeta`): what a client needs of it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusMeta {
+    /// `resourceVersion`, rarely set on a failure.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    /// `continue`: the API server sets it on a 410 `Expired` answer to a
+    /// paginated list, so a pager that accepts an inconsistent list can go on.
+    #[serde(default, rename = "continue", skip_serializing_if = "String::is_empty")]
+    pub continue_token: String,
+}
+
+impl StatusMeta {
+    /// Whether neither member is set.
+    pub fn is_empty(&self) -> bool {
+        self.resource_version.is_empty() && self.continue_token.is_empty()
+    }
 }
 
 /// `Status.details`.
@@ -175,6 +209,8 @@ pub(crate) fn reason_for_code(code: u16) -> &'static str {
         500 => "InternalError",
         503 => "ServiceUnavailable",
         504 => "Timeout",
+        // A gateway's 502, or any other server error without a Status.
+        500..=599 => "InternalError",
         _ => "Unknown",
     }
 }
@@ -207,6 +243,7 @@ impl Status {
                 b"reason" => s.reason = r.string()?,
                 b"code" => s.code = r.integer(0, u16::MAX.into())? as u16,
                 b"details" => s.details = r.or_null(details)?,
+                b"metadata" => s.metadata = r.or_null(status_meta)?.unwrap_or_default(),
                 _ => r.skip()?,
             }
             Ok(())
@@ -214,6 +251,20 @@ impl Status {
         r.end()?;
         Ok(s)
     }
+}
+
+/// `Status.metadata` at the reader.
+fn status_meta(r: &mut super::Reader<'_>) -> Result<StatusMeta, Error> {
+    let mut m = StatusMeta::default();
+    r.object(|key, r| {
+        match key {
+            b"resourceVersion" => m.resource_version = r.string()?,
+            b"continue" => m.continue_token = r.string()?,
+            _ => r.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(m)
 }
 
 /// `Status.details` at the reader.
@@ -309,6 +360,7 @@ impl Error {
             details: status.details,
             retry_after_seconds,
             is_status: true,
+            metadata: status.metadata,
         }))
     }
 
@@ -344,6 +396,7 @@ impl Error {
                     details: None,
                     retry_after_seconds: retry_after,
                     is_status: false,
+                    metadata: StatusMeta::default(),
                 }))
             }
         }
@@ -377,7 +430,9 @@ impl Error {
             Error::Timeout { .. } => "Timeout",
             Error::Aborted => "Aborted",
             Error::Decode { .. } => "Decode",
-            Error::InvalidConfig { .. } | Error::InvalidRequest { .. } => "Invalid",
+            Error::InvalidConfig { .. } | Error::InvalidRequest { .. } | Error::Refused { .. } => {
+                "Invalid"
+            }
             Error::LineTooLong { .. } => "LineTooLong",
             Error::ResponseTooLarge { .. } => "ResponseTooLarge",
         }
@@ -514,6 +569,7 @@ impl fmt::Display for Error {
             }
             Error::InvalidConfig { message } => write!(f, "invalid config: {message}"),
             Error::InvalidRequest { message } => write!(f, "invalid request: {message}"),
+            Error::Refused { message } => f.write_str(message),
             Error::LineTooLong { limit } => write!(
                 f,
                 "watch line longer than the maximum of {limit} bytes (raise Config::max_line_bytes)"

@@ -92,11 +92,12 @@ fn classify(v: JsValue) -> Error {
     } else if let Some(code) = untrusted_certificate(&v) {
         // Retrying cannot make the certificate trusted: reported at once.
         let msg = js_message(&v);
-        if msg.contains(&code) {
-            Error::invalid_config(format!("TLS: {msg}"))
+        let message = if msg.contains(&code) {
+            format!("TLS: {msg}")
         } else {
-            Error::invalid_config(format!("TLS: {msg} ({code})"))
-        }
+            format!("TLS: {msg} ({code})")
+        };
+        Error::Refused { message }
     } else {
         // A TypeError: the host hides whether it was DNS, refusal or CORS.
         Error::network(js_message(&v))

@@ -64,7 +64,7 @@ fn set(o: &Object, key: &str, value: &JsValue) {
 
 /// A transport's failure as a client error: `AbortError` → aborted; one
 /// marked `retryable: false` (a TLS certificate the client does not trust)
-/// → invalid configuration, reported at once; anything else → network
+/// → refused, reported at once; anything else → network
 /// error, which the client retries.
 fn classify(v: JsValue) -> Error {
     if get(&v, "name").as_string().as_deref() == Some("AbortError") {
@@ -80,7 +80,7 @@ fn classify(v: JsValue) -> Error {
         }
     }
     if get(&v, "retryable").as_bool() == Some(false) {
-        Error::invalid_config(msg)
+        Error::Refused { message: msg }
     } else {
         Error::network(msg)
     }

@@ -124,12 +124,16 @@ mod skip_tests {
             {"metadata":{"name":"a","namespace":"n","resourceVersion":"1"}},
             {"metadata":{"name":"b","namespace":"n","generation":1e400}},
             {"metadata":{"name":7,"namespace":"n"}},
-            {"metadata":{"name":"c","namespace":"n","resourceVersion":"3"}}]}"#;
+            {"metadata":{"name":"c","namespace":"n","resourceVersion":"3"}},
+            {}, {"metadata":null}, {"metadata":{"namespace":"n","name":""}}]}"#;
         let l = decode_list(body).expect("the list as a whole decodes");
         let names: Vec<&str> = l.items.iter().map(|o| o.name()).collect();
         assert_eq!(names, ["a", "c"]);
         let keys: Vec<&str> = l.invalid.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["n/b", "n/"]);
+        assert_eq!(keys, ["n/b", "n/", "", "", "n/"]);
+        assert!(l.invalid[2..]
+            .iter()
+            .all(|(_, e)| e.to_string().contains("without metadata.name")));
     }
 
     #[test]

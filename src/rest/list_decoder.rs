@@ -544,7 +544,8 @@ impl ListDecoder {
     /// A complete item `buf[i..i + n]`: kept, or left out and named.
     fn item(&mut self, i: usize, n: usize) {
         let raw = self.buf.get(i..i + n).unwrap_or_default();
-        match scan::parse_object(raw).and_then(KubeObject::from_span) {
+        let object = scan::parse_object(raw).and_then(KubeObject::from_span);
+        match object.and_then(named) {
             Ok(o) => {
                 let kept = match &self.hooks.on_item {
                     Some(f) => f(o),
@@ -555,6 +556,16 @@ impl ListDecoder {
             Err(e) => self.list.invalid.push((key_hint(raw), e)),
         }
     }
+}
+
+/// A list item must have a name: the API server names every object it
+/// stores, so one without is not an object of the collection (`{}`, or
+/// `"metadata": null`), and nothing could key or look it up.
+fn named(o: KubeObject) -> Result<KubeObject, Error> {
+    if o.name().is_empty() {
+        return Err(Error::decode("a list item without metadata.name", o.raw()));
+    }
+    Ok(o)
 }
 
 /// The length of the number or literal `b` starts with, once its delimiter

@@ -391,6 +391,30 @@ test('a quota error turns persistence off with a warning; the informer stays liv
   }
 });
 
+test('where IndexedDB is denied (an opaque origin), persistence says it is off from the first read; the informer lists', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(BLANK());
+    // What Chromium does in a sandboxed frame without allow-same-origin.
+    await page.evaluate(() => {
+      IDBFactory.prototype.open = function () {
+        throw new DOMException('Access to the IndexedDB API is denied in this context.', 'SecurityError');
+      };
+    });
+    // No write is due for a minute: the read alone has to tell.
+    await page.evaluate(openPods, { name: 'denied', intervalMs: 60_000 });
+    assert.equal(await page.evaluate(() => window.__kw.pods.waitForSync()), true);
+    const status = await page.evaluate(() => window.__kw.pods.status);
+    assert.equal(status.persistence?.enabled, false, JSON.stringify(status));
+    assert.match(status.persistence.warning, /SecurityError|denied/);
+    assert.equal(status.phase, 'watching');
+    assert.ok(await page.evaluate(() => window.__kw.pods.lister().list().length) > 0);
+  } finally {
+    await page.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});
+    await page.close();
+  }
+});
+
 test('the dashboard persists by default: a reload shows stored rows, says so, then goes live', async () => {
   const page = await browser.context.newPage();
   try {

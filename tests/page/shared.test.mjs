@@ -322,6 +322,27 @@ test('identities never share a worker; a token reaches the worker from the tab',
   }
 });
 
+test("an informer made from a closed connection's factory shows why it cannot list at once, not after the request timeout", async () => {
+  const a = await tab({ scopes: [SCOPES[0]] });
+  try {
+    const r = await a.page.evaluate(async () => {
+      window.__kw.conn.close();
+      // What a component mounting again on the connection's factory does.
+      const inf = window.__kw.conn.factory.informer({ version: 'v1', resource: 'services' });
+      inf.start();
+      const t0 = performance.now();
+      while (!inf.status.lastError && performance.now() - t0 < 10_000) await new Promise((res) => setTimeout(res, 50));
+      return { err: inf.status.lastError, synced: inf.status.synced };
+    });
+    assert.ok(r.err, 'an error is shown within 10 s');
+    assert.equal(r.err.reason, 'Invalid');
+    assert.match(r.err.message, /connection was closed/);
+    assert.equal(r.synced, false);
+  } finally {
+    await a.page.close();
+  }
+});
+
 test('without SharedWorker the same code runs in the page and says so; a dedicated Worker on request', async () => {
   const page = await browser.context.newPage();
   await page.addInitScript(() => {

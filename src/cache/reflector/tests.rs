@@ -33,6 +33,7 @@ pub(crate) fn api_err(code: u16, reason: &str) -> Error {
         reason: reason.into(),
         details: None,
         code,
+        ..Default::default()
     })
 }
 
@@ -43,6 +44,7 @@ fn status_event(code: u16, reason: &str) -> WatchEvent {
         reason: reason.into(),
         details: None,
         code,
+        ..Default::default()
     })
 }
 

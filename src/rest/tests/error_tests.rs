@@ -75,6 +75,7 @@ fn classifies_non_status_bodies() {
     let e = Error::from_response(502, html.as_bytes(), Some(2));
     let a = e.api().expect("api");
     assert_eq!(a.code, 502);
+    assert_eq!(a.reason, "InternalError");
     assert!(!a.is_status);
     assert!(a.message.contains("502 Bad Gateway"));
     assert!(a.message.len() < 300, "excerpt is bounded");
@@ -84,6 +85,10 @@ fn classifies_non_status_bodies() {
     assert_eq!(e.reason(), Some("NotFound"));
     let e = Error::from_response(403, b"", None);
     assert!(e.is_forbidden() && !e.is_not_found());
+    assert_eq!(
+        Error::from_response(418, b"teapot", None).reason(),
+        Some("Unknown")
+    );
     let e = Error::from_response(410, b"{\"kind\":\"Other\"}", None);
     assert!(e.is_gone());
     // JSON that is not a Status is not treated as one.

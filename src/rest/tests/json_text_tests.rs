@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 
 use crate::rest::scan::{json_string, quote};
-use crate::rest::{decode_list, Status, StatusCause, StatusDetails};
+use crate::rest::{decode_list, Status, StatusCause, StatusDetails, StatusMeta};
 
 /// Characters whose escaping or decoding has a special case.
 const TRICKY: &[char] = &[
@@ -118,7 +118,7 @@ fn bad_strings_are_refused() {
 
 #[test]
 fn status_documents_are_read_like_the_derive_read_them() {
-    let body = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+    let body = br#"{"kind":"Status","apiVersion":"v1","metadata":{"continue":"t0k","x":[1]},"status":"Failure",
         "message":"pods \"a\" is invalid","reason":"Invalid","code":422,
         "details":{"name":"a","group":"","kind":"pods","uid":"u","retryAfterSeconds":3,
         "causes":[{"reason":"FieldValueInvalid","message":"bad","field":"spec.x","extra":[1]},{}]}}"#;
@@ -145,12 +145,18 @@ fn status_documents_are_read_like_the_derive_read_them() {
                 ],
                 retry_after_seconds: Some(3),
             }),
+            metadata: StatusMeta {
+                continue_token: "t0k".into(),
+                ..Default::default()
+            },
         }
     );
     assert_eq!(serde_json::from_slice::<Status>(body).expect("serde"), s);
     // Nulls are empty; no details stays `None`.
-    let s = Status::from_body(br#"{"kind":"Status","message":null,"details":null,"code":null}"#)
-        .expect("a status");
+    let s = Status::from_body(
+        br#"{"kind":"Status","message":null,"details":null,"code":null,"metadata":null}"#,
+    )
+    .expect("a status");
     assert_eq!(s, Status::default());
     // A member of the wrong type, or a code out of range, is not a status.
     for bad in [
