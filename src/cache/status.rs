@@ -199,12 +199,17 @@ impl StatusCell {
         f(&mut self.inner.borrow_mut().status);
     }
 
-    /// Change the status and notify subscribers. A subscriber may read the
+    /// Change the status and notify subscribers, unless `f` changed nothing
+    /// (a UI re-renders on each notification). A subscriber may read the
     /// cell or (un)subscribe; the borrow is released before any is called.
     pub fn update(&self, f: impl FnOnce(&mut InformerStatus)) {
         let (snapshot, listeners, changed) = {
             let mut i = self.inner.borrow_mut();
+            let before = i.status.clone();
             f(&mut i.status);
+            if i.status == before {
+                return;
+            }
             (
                 i.status.clone(),
                 i.listeners
@@ -336,11 +341,16 @@ mod tests {
             changed.await;
             true
         }));
+        // An update that changes nothing tells no one, though counters moved
+        // quietly since the last one.
+        cell.quiet(|s| s.events_applied += 1);
+        cell.update(|s| s.phase = Phase::Listing);
+        assert_eq!(seen.get(), 1);
         cell.unsubscribe(id);
         cell.unsubscribe(id);
         cell.update(|s| s.phase = Phase::Listing);
         assert_eq!(seen.get(), 1);
-        assert_eq!(cell.with(|s| s.events_applied), 1);
+        assert_eq!(cell.with(|s| s.events_applied), 2);
         assert_eq!(Phase::Backoff.as_str(), "backoff");
     }
 }
