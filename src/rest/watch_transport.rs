@@ -80,7 +80,8 @@
 //! HTTP/2 or HTTP/3, or the request needs headers. If a WebSocket cannot be
 //! opened in this mode, the watch goes over fetch after all and WebSocket is
 //! not tried on that origin again for a minute, unless that fetch could not
-//! reach the server either (an outage is not WebSocket's failure). Node and edge runtimes keep
+//! reach the server either or was refused too (an outage, or a request the
+//! server refuses, is not WebSocket's failure). Node and edge runtimes keep
 //! fetch. [`WatchStream::transport`](super::WatchStream::transport) tells
 //! which transport a watch got and why.
 //!
@@ -620,12 +621,19 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     }
     let lease = FetchLease::take(&origin, slot);
     let result = client.fetch_watch(&req, lease).await;
-    if let (Some(mark), Err(Error::Network { .. })) = (ws_failed_at, &result) {
-        // The server was out of reach, not WebSocket refused: without this,
-        // every watch beyond the budget would go over fetch for a minute
-        // after an outage and take the origin's last connections. (A fetch
-        // that timed out may only have waited for a connection: the mark
-        // stays.)
+    let explained = match &result {
+        // The server was out of reach, or refused the request itself (a
+        // resourceVersion a restarted server does not have yet, an expired
+        // token: its answer to the upgrade was the same), not WebSocket.
+        Err(e) => matches!(e, Error::Network { .. }) || e.code().is_some(),
+        // The same request works over fetch: WebSocket is what failed.
+        Ok(_) => false,
+    };
+    if let (Some(mark), true) = (ws_failed_at, explained) {
+        // Without this, every watch beyond the budget would go over fetch
+        // for a minute after an outage or a server restart and take the
+        // origin's last connections. (A fetch that timed out may only have
+        // waited for a connection: the mark stays.)
         with_origin(&origin, |s| {
             if s.websocket_failures == mark {
                 s.websocket_failed_at = None;

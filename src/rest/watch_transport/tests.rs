@@ -378,17 +378,25 @@ fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
 }
 
 #[test]
-fn a_handshake_failing_while_fetch_answers_with_an_error_keeps_websocket_off() {
-    // The server answers over fetch (here with a 500): WebSocket itself
-    // failed, so it is not tried again for a minute.
+fn a_handshake_failing_while_fetch_is_refused_too_does_not_keep_websocket_off() {
+    // The server refuses the request itself (a resourceVersion a restarted
+    // server does not have yet, a 504): it answered the upgrade the same
+    // way, so WebSocket is tried again for the next watch.
     let host = Host::browser();
     let (c, ended) = handshake_fails_and_fetch_gets(&host, || {
-        Ok(FakeResponse::status(500, "InternalError", "boom"))
+        Ok(FakeResponse::status(
+            504,
+            "Timeout",
+            "too large resource version",
+        ))
     });
-    assert!(ended.is_err());
+    assert_eq!(ended.err().and_then(|e| e.code()), Some(504));
     let (s, _) = open(&c, &host);
-    assert_eq!(transport(&s).1, TransportReason::WebSocketFailed);
-    assert_eq!(host.opened.borrow().len(), 1, "not tried again");
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+    assert_eq!(host.opened.borrow().len(), 2);
 }
 
 #[test]
