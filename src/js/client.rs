@@ -842,7 +842,7 @@ fn list_to_js(list: &ObjectList) -> JsValue {
 
 /// A `Status` as a plain JS object, shaped as the server sends it.
 fn status_to_js(s: &Status) -> Result<JsValue, JsValue> {
-    Ok(super::error::status_object(s).into())
+    Ok(super::error::status_object(s, &Default::default()).into())
 }
 
 /// Whether a value is a `Status` object (`kind: 'Status'`), such as what

@@ -77,14 +77,16 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
     let reason = e.reported_reason().to_string();
     let status = match e {
         E::Api(a) if a.is_status => Some(
-            status_object(&crate::rest::Status {
-                status: "Failure".into(),
-                message: a.message.clone(),
-                reason: a.reason.clone(),
-                details: a.details.clone(),
-                code: a.code,
-                metadata: a.metadata.clone(),
-            })
+            status_object(
+                &crate::rest::Status {
+                    status: "Failure".into(),
+                    message: a.message.clone(),
+                    reason: a.reason.clone(),
+                    details: a.details.clone(),
+                    code: a.code,
+                },
+                &a.metadata,
+            )
             .into(),
         ),
         _ => None,
@@ -103,7 +105,10 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
 /// same order (`kind`, `apiVersion` and `metadata` always, so `isStatus`
 /// knows it; empty strings, absent details and no causes left out; `code`
 /// always present).
-pub(crate) fn status_object(s: &crate::rest::Status) -> js_sys::Object {
+pub(crate) fn status_object(
+    s: &crate::rest::Status,
+    meta: &crate::rest::StatusMeta,
+) -> js_sys::Object {
     use js_sys::{Array, Object, Reflect};
     let set = |o: &Object, key: &str, v: &JsValue| {
         let _ = Reflect::set(o, &JsValue::from_str(key), v);
@@ -117,8 +122,8 @@ pub(crate) fn status_object(s: &crate::rest::Status) -> js_sys::Object {
     set(&o, "kind", &JsValue::from_str("Status"));
     set(&o, "apiVersion", &JsValue::from_str("v1"));
     let metadata = Object::new();
-    text(&metadata, "resourceVersion", &s.metadata.resource_version);
-    text(&metadata, "continue", &s.metadata.continue_token);
+    text(&metadata, "resourceVersion", &meta.resource_version);
+    text(&metadata, "continue", &meta.continue_token);
     set(&o, "metadata", &metadata);
     text(&o, "status", &s.status);
     text(&o, "message", &s.message);

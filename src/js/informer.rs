@@ -353,6 +353,12 @@ struct State {
     life: Rc<Lifecycle>,
     /// Handles, subscriptions and handlers holding the informer.
     refs: Cell<usize>,
+    /// Subscriptions and handlers (`subscribe`, `on`) among them.
+    listeners: Cell<usize>,
+    /// The informer itself while a listener holds it: the app need keep
+    /// nothing else (handle, factory, the unsubscribe function) for its
+    /// listeners to go on being called; let go by the last one or a stop.
+    pinned: RefCell<Option<Rc<State>>>,
     /// Paused because its last user let go more than the grace period ago.
     released: Cell<bool>,
     /// Dropped from its factory after `releasedCacheMs` with no user: its
@@ -488,6 +494,8 @@ impl State {
             joined: Notify::new(),
             life,
             refs: Cell::new(0),
+            listeners: Cell::new(0),
+            pinned: RefCell::new(None),
             released: Cell::new(false),
             evicted: Cell::new(false),
             grace_task: RefCell::new(None),
@@ -542,14 +550,38 @@ impl State {
         })?;
         let id = self.id();
         self.subscribers.borrow_mut().push((id, listener));
-        self.acquire();
+        self.pin();
         let weak = Rc::downgrade(self);
         Ok(unsubscriber(move || {
             if let Some(s) = weak.upgrade() {
                 s.subscribers.borrow_mut().retain(|(i, _)| *i != id);
-                s.release();
+                s.unpin();
             }
         }))
+    }
+
+    /// A listener took hold of the informer.
+    fn pin(self: &Rc<Self>) {
+        let n = self.listeners.get() + 1;
+        self.listeners.set(n);
+        if n == 1 && !self.inf.is_stopped() {
+            *self.pinned.borrow_mut() = Some(self.clone());
+        }
+        self.acquire();
+    }
+
+    /// A listener let go; the last one lets the informer be collected once
+    /// nothing else holds it.
+    fn unpin(self: &Rc<Self>) {
+        let n = self.listeners.get().saturating_sub(1);
+        self.listeners.set(n);
+        let pin = if n == 0 {
+            self.pinned.borrow_mut().take()
+        } else {
+            None
+        };
+        self.release();
+        drop(pin);
     }
 
     /// A user took hold of the informer (a handle, subscription or handler).
@@ -580,7 +612,10 @@ impl State {
         let grace = self.life.grace;
         let keep = self.life.keep_released;
         let task = spawn_local(async move {
-            real_clock().sleep(grace).await;
+            // Not a reason for Node to stay up either (a server-side render
+            // releases informers it never started).
+            let _ = wasm_bindgen_futures::JsFuture::from(idle_sleep(grace.as_secs_f64() * 1000.0))
+                .await;
             if me.refs.get() != 0 {
                 return;
             }
@@ -1457,6 +1492,7 @@ impl InformerFactory {
         for s in &all {
             s.end_grace();
             s.joined.notify_waiters();
+            drop(s.pinned.borrow_mut().take());
         }
     }
 }
@@ -1574,6 +1610,8 @@ impl Informer {
         }
         s.inf.stop();
         s.joined.notify_waiters();
+        // Nothing more reaches its listeners: it need not outlive its users.
+        drop(s.pinned.borrow_mut().take());
     }
 
     /// Listen for `add` (obj), `update` (oldObj, newObj), `delete` (obj),
@@ -1645,12 +1683,12 @@ impl Informer {
             }
         };
         // Every listener holds the informer until it unsubscribes.
-        state.acquire();
+        state.pin();
         let weak = Rc::downgrade(&state);
         Ok(unsubscriber(move || {
             cleanup();
             if let Some(s) = weak.upgrade() {
-                s.release();
+                s.unpin();
             }
         }))
     }

@@ -114,22 +114,15 @@ pub struct Status {
     /// The HTTP status code this status corresponds to (0 if unset).
     #[serde(default)]
     pub code: u16,
-    /// The list metadata some failures carry (a 410 `Expired` continue
-    /// token's replacement).
-    #[serde(default, skip_serializing_if = "StatusMeta::is_empty")]
-    pub metadata: StatusMeta,
 }
 
 /// `Status.metadata` (a `ListMeta`): what a client needs of it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct StatusMeta {
     /// `resourceVersion`, rarely set on a failure.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub resource_version: String,
     /// `continue`: the API server sets it on a 410 `Expired` answer to a
     /// paginated list, so a pager that accepts an inconsistent list can go on.
-    #[serde(default, rename = "continue", skip_serializing_if = "String::is_empty")]
     pub continue_token: String,
 }
 
@@ -137,6 +130,17 @@ impl StatusMeta {
     /// Whether neither member is set.
     pub fn is_empty(&self) -> bool {
         self.resource_version.is_empty() && self.continue_token.is_empty()
+    }
+
+    /// The `metadata` of a `Status` body (empty when it has none, or one
+    /// that cannot be read: the error is reported either way).
+    fn of(body: &[u8]) -> StatusMeta {
+        super::scan::find_path(body, &["metadata"])
+            .and_then(|m| {
+                let mut r = super::Reader::new(m, "Status.metadata");
+                r.or_null(status_meta).ok().flatten()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -210,7 +214,7 @@ pub(crate) fn reason_for_code(code: u16) -> &'static str {
         503 => "ServiceUnavailable",
         504 => "Timeout",
         // A gateway's 502, or any other server error without a Status.
-        500..=599 => "InternalError",
+        _ if (500..600).contains(&code) => "InternalError",
         _ => "Unknown",
     }
 }
@@ -243,7 +247,6 @@ impl Status {
                 b"reason" => s.reason = r.string()?,
                 b"code" => s.code = r.integer(0, u16::MAX.into())? as u16,
                 b"details" => s.details = r.or_null(details)?,
-                b"metadata" => s.metadata = r.or_null(status_meta)?.unwrap_or_default(),
                 _ => r.skip()?,
             }
             Ok(())
@@ -360,7 +363,7 @@ impl Error {
             details: status.details,
             retry_after_seconds,
             is_status: true,
-            metadata: status.metadata,
+            metadata: StatusMeta::default(),
         }))
     }
 
@@ -377,8 +380,11 @@ impl Error {
                     code,
                     ..status
                 });
-                if let (Error::Api(api), Some(s)) = (&mut err, retry_after) {
-                    api.retry_after_seconds = Some(s);
+                if let Error::Api(api) = &mut err {
+                    if let Some(s) = retry_after {
+                        api.retry_after_seconds = Some(s);
+                    }
+                    api.metadata = StatusMeta::of(body);
                 }
                 err
             }

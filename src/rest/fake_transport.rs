@@ -64,7 +64,6 @@ impl FakeResponse {
             reason: reason.into(),
             details: None,
             code,
-            metadata: Default::default(),
         };
         let mut v = serde_json::to_value(&s).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {

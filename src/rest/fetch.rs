@@ -256,9 +256,8 @@ fn body_stream(reader: BodyReader, guard: AbortGuard) -> BodyStream {
             return None;
         }
         // Copied before the next read: the chunk's buffer is read into again.
-        let chunk = match value.dyn_into::<Uint8Array>() {
-            Ok(a) => a.to_vec(),
-            Err(_) => return Some((Err(Error::network("body chunk is not a Uint8Array")), None)),
+        let Some(chunk) = super::js_transport::bytes_of(&value) else {
+            return Some((Err(Error::network("body chunk is not a Uint8Array")), None));
         };
         Some((Ok(chunk), Some((reader, guard))))
     })

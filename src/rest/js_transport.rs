@@ -167,11 +167,40 @@ fn chunk_of(v: JsValue) -> Result<Option<Vec<u8>>, Error> {
     if v.is_null() || v.is_undefined() {
         return Ok(None);
     }
-    match v.dyn_ref::<Uint8Array>() {
-        // Copied now: a transport may reuse the chunk's buffer for its next read.
-        Some(a) => Ok(Some(a.to_vec())),
+    // Copied now: a transport may reuse the chunk's buffer for its next read.
+    match bytes_of(&v) {
+        Some(bytes) => Ok(Some(bytes)),
         None => Err(Error::network("transport body chunk is not a Uint8Array")),
     }
+}
+
+/// The bytes of a `Uint8Array`, copied, also one made in another realm
+/// (a test environment such as jsdom gives the page its own globals, so
+/// Node's buffers fail `instanceof Uint8Array` there).
+pub(super) fn bytes_of(v: &JsValue) -> Option<Vec<u8>> {
+    if let Some(a) = v.dyn_ref::<Uint8Array>() {
+        return Some(a.to_vec());
+    }
+    if !js_sys::ArrayBuffer::is_view(v) {
+        return None;
+    }
+    let whole = |key| {
+        get(v, key)
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0)
+    };
+    let (offset, len) = (whole("byteOffset")?, whole("byteLength")?);
+    if offset > f64::from(u32::MAX) || len > f64::from(u32::MAX) {
+        return None;
+    }
+    if len == 0.0 {
+        // Also what a detached buffer's view reports: nothing to view.
+        return Some(Vec::new());
+    }
+    Some(
+        Uint8Array::new_with_byte_offset_and_length(&get(v, "buffer"), offset as u32, len as u32)
+            .to_vec(),
+    )
 }
 
 fn body_stream(resp: JsValue, read: Function, guard: AbortGuard) -> BodyStream {

@@ -33,7 +33,6 @@ pub(crate) fn api_err(code: u16, reason: &str) -> Error {
         reason: reason.into(),
         details: None,
         code,
-        ..Default::default()
     })
 }
 
@@ -44,7 +43,6 @@ fn status_event(code: u16, reason: &str) -> WatchEvent {
         reason: reason.into(),
         details: None,
         code,
-        ..Default::default()
     })
 }
 

@@ -1117,7 +1117,6 @@ fn a_seed_whose_version_the_server_refuses_is_replaced_by_a_list_at_rv_empty() {
             reason: "BadRequest".into(),
             details: None,
             code: 400,
-            ..Default::default()
         })
     };
     r.lw.push_watch_error(refused());

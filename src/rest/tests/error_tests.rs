@@ -89,6 +89,17 @@ fn classifies_non_status_bodies() {
         Error::from_response(418, b"teapot", None).reason(),
         Some("Unknown")
     );
+    // A 410 on a paginated list keeps the token that goes on with it.
+    let body =
+        br#"{"kind":"Status","metadata":{"continue":"t0k","x":1},"code":410,"reason":"Expired"}"#;
+    let e = Error::from_response(410, body, None);
+    assert_eq!(e.api().expect("api").metadata.continue_token, "t0k");
+    let body = br#"{"kind":"Status","metadata":null,"code":410,"reason":"Expired"}"#;
+    assert!(Error::from_response(410, body, None)
+        .api()
+        .expect("api")
+        .metadata
+        .is_empty());
     let e = Error::from_response(410, b"{\"kind\":\"Other\"}", None);
     assert!(e.is_gone());
     // JSON that is not a Status is not treated as one.

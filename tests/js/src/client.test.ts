@@ -1,7 +1,8 @@
 // KubeClient and ResourceClient against the simulated API server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeClient, KubeError, isStatus, type KubeObject } from 'kubewasm';
+import vm from 'node:vm';
+import { KubeClient, KubeError, isStatus, type KubeObject, type Transport } from 'kubewasm';
 
 const server = process.env.KUBEWASM_SIM_URL;
 const token = process.env.KUBEWASM_SIM_TOKEN;
@@ -289,4 +290,16 @@ test('discovery lists every resource and resolves names as kubectl does', async 
   const w = await client.resourceFor('Widget');
   const listed = await client.resource({ group: w.group, version: w.version, resource: w.resource }).list({});
   assert.ok(Array.isArray(listed.items));
+});
+
+test("a transport's chunks made in another realm (jsdom's globals under a test runner) are read, views at an offset too", async () => {
+  const body = '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"n","resourceVersion":"5"}}]}';
+  // A Uint8Array of another realm fails `instanceof Uint8Array` here; this one also views its buffer from an offset.
+  const foreign = vm.runInNewContext('(text) => { const all = new TextEncoder().encode("xx" + text); return new Uint8Array(all.buffer, 2, all.length - 2); }', { TextEncoder }) as (t: string) => Uint8Array;
+  const chunk = foreign(body);
+  assert.ok(!(chunk instanceof Uint8Array), 'the chunk is from another realm');
+  let sent = false;
+  const transport: Transport = { request: async () => ({ status: 200, headers: {}, read: () => (sent ? null : ((sent = true), chunk)) }) };
+  const list = await new KubeClient({ server: 'http://scripted.invalid', transport }).resource({ version: 'v1', resource: 'pods' }).list({});
+  assert.deepEqual(list.items.map((p) => p.metadata.name), ['a']);
 });

@@ -2,6 +2,8 @@
 // period, and pausing while the page is hidden (forwarded with setVisible).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { KubeClient, InformerFactory, type Diff, type KubeObject } from 'kubewasm';
 
 import { openWatches, server, sim, simState as simStateOf, token, until as untilDefault } from './sim.js';
@@ -158,6 +160,44 @@ test('a freed factory stops what nobody holds at once, and what is still held on
   // Its handle freed too, nothing reaches the informer but its grace period:
   // that still closes the watch (it kept watching for the life of the process).
   held.free();
+  await until(async () => (await openWatches()) === 0);
+});
+
+test('a subscription and a handler are all an app need keep: with its handle and factory collected they go on being called', async () => {
+  await sim('/sim/faults/clear', {});
+  await until(async () => (await openWatches()) === 0);
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  let collected = 0;
+  const registry = new FinalizationRegistry(() => void collected++);
+  const seen = { diffs: 0, adds: 0, statuses: 0 };
+  // Only the unsubscribe functions are kept (and calling them is optional).
+  const offs = (() => {
+    const factory = new InformerFactory(client, { releaseGraceMs: 100 });
+    const cms = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
+    registry.register(factory, 'factory');
+    registry.register(cms, 'handle');
+    const off = [cms.subscribe(() => void seen.diffs++), cms.on('add', () => void seen.adds++), cms.on('status', () => void seen.statuses++)];
+    factory.start();
+    return off;
+  })();
+  await until(() => seen.diffs > 0);
+  await until(async () => {
+    gc();
+    await new Promise((r) => setTimeout(r, 10));
+    return collected === 2;
+  });
+  const before = { ...seen };
+  const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
+  await cms.create({ metadata: { name: 'lifecycle-kept-by-listeners' } } as KubeObject);
+  try {
+    await until(() => seen.adds > before.adds && seen.diffs > before.diffs);
+    assert.equal(await openWatches(), 1);
+  } finally {
+    await cms.delete('lifecycle-kept-by-listeners');
+  }
+  // The last listener gone, nothing holds it: its grace period closes the watch.
+  for (const off of offs) off();
   await until(async () => (await openWatches()) === 0);
 });
 
