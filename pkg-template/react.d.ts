@@ -14,12 +14,14 @@ export declare function useInformer<T extends KubeObject = KubeObject>(factory: 
  * The informer's objects matching `filter`, sorted by namespace and name;
  * re-renders at most once per animation frame, only when something changed.
  * The array and unchanged objects keep their identity. Throws `KubeError`
- * for a malformed selector.
+ * for a malformed selector. On the server and while hydrating, an empty
+ * array (the server never starts informers); the cache's objects follow.
  */
 export declare function useList<T extends KubeObject = KubeObject>(informer: Informer<T>, filter?: ListFilter): readonly T[];
 
 /**
  * One cached object, or `undefined` while it is absent (`namespace` is
  * `null` or `undefined` for a cluster-scoped object); re-renders when it changes.
+ * `undefined` on the server and while hydrating.
  */
 export declare function useObject<T extends KubeObject = KubeObject>(informer: Informer<T>, namespace: string | null | undefined, name: string): T | undefined;

@@ -14,6 +14,17 @@ import { useCallback, useEffect, useReducer, useSyncExternalStore } from 'react'
 /** How long an entry nobody mounted may live (a render React discarded). */
 const UNUSED_MS = 1000;
 
+/**
+ * What the hooks render on the server and while hydrating: informers start
+ * only in effects, which never run on the server, so the server always
+ * renders an empty cache. React requires hydration to render the same, even
+ * when the client's cache already holds objects (a warm start, a factory
+ * shared with an earlier root); the live snapshot follows right after.
+ */
+const SERVER_LIST = Object.freeze([]);
+const serverList = () => SERVER_LIST;
+const serverObject = () => undefined;
+
 /** Shared, reference-counted values by key, freed soon after their last user. */
 class Pool {
   /** `stale(value)`: a value that can no longer serve (a mount replaces it with a new one). */
@@ -180,7 +191,7 @@ function usePooled(map, informer, key, arg, create) {
  * `fieldSelector`), sorted by namespace and name. Re-renders at most once per
  * animation frame, and only when the informer changed; the array and the
  * objects in it keep their identity while unchanged. Throws `KubeError` for a
- * malformed selector.
+ * malformed selector. Empty on the server and while hydrating.
  */
 export function useList(informer, filter = {}) {
   const f = {
@@ -193,16 +204,17 @@ export function useList(informer, filter = {}) {
   const key = JSON.stringify(f);
   const view = usePooled(views, informer, key, f, (arg) => informer.scoped(arg));
   const subscribe = useCallback((onChange) => informer.subscribe(onChange), [informer]);
-  return useSyncExternalStore(subscribe, () => view.getSnapshot(), () => view.getSnapshot());
+  return useSyncExternalStore(subscribe, () => view.getSnapshot(), serverList);
 }
 
 /**
  * One cached object (`namespace` is `null` or `undefined` for a cluster-scoped
  * one), or `undefined` while it is absent; re-renders when it changes.
+ * `undefined` on the server and while hydrating.
  */
 export function useObject(informer, namespace, name) {
   const lister = usePooled(listers, informer, '', undefined, () => informer.lister());
   const subscribe = useCallback((onChange) => informer.subscribe(onChange), [informer]);
   const read = () => lister.get(name, namespace ?? undefined);
-  return useSyncExternalStore(subscribe, read, read);
+  return useSyncExternalStore(subscribe, read, serverObject);
 }

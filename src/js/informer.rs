@@ -57,7 +57,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** A selector string (`app=web`) or an API selector object (a Deployment's `spec.selector`). */
   labelSelector?: string | LabelSelectorObject | undefined;
   fieldSelector?: string | undefined;
-  /** Re-deliver every cached object to every `update` handler (old and new the same object) this often (ms, at least 1000); off by default. */
+  /** Re-deliver every cached object to every `update` handler (old and new the same object) this often (ms; less than 1000 is raised to 1000, client-go's minimum); off by default. */
   resyncMs?: number | undefined;
   /** Drop `metadata.managedFields` before caching (default true). */
   stripManagedFields?: boolean | undefined;

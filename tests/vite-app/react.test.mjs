@@ -1,7 +1,8 @@
 // The React page of this app (built by `npm run check` from the packed
 // package) in headless Chromium against the sim: the hooks render the cache,
 // follow writes, open one watch per informer under StrictMode, and release
-// their informers on unmount.
+// their informers on unmount; the hydration page (hydrate.html) hydrates
+// server-rendered markup over a cache that has already synced.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
@@ -112,6 +113,28 @@ test('a component that owns its factory and shuts it down on unmount still watch
     await until(async () => (await openWatches()) === 3, 5_000, "the owned factory's watch");
     await page.evaluate(() => window.mountOwned(false));
     await until(async () => (await openWatches()) === 2, 5_000, 'shut down with its component');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+// Server rendering: the server never starts an informer, so it renders an
+// empty cache; hydrating that markup where the cache has already synced must
+// render the same first (React's rule for `getServerSnapshot`), then the objects.
+for (const [build, dir] of [['development', '/dev'], ['production', '']]) test(`hooks hydrate server-rendered markup over a synced cache (${build} build)`, async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  try {
+    await page.goto(`${sim.url}${dir}/hydrate.html`);
+    await page.waitForFunction(() => window.hydration !== undefined, null, { timeout: 10_000 });
+    const { count, name } = await page.evaluate(() => window.hydration.expected);
+    assert.ok(count > 0, 'the cache synced before hydration');
+    await until(async () => (await page.locator('#count').textContent()) === String(count), 5_000, `${count} pods after hydration`);
+    await until(async () => (await page.locator('#object').textContent()) === name, 5_000, 'useObject after hydration');
+    assert.deepEqual(await page.evaluate(() => window.hydration.errors), [], 'no hydration error');
+    assert.ok(await page.evaluate(() => window.hydration.kept()), "the server's markup was hydrated, not replaced");
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vite';
 
-// Two pages: the plain TypeScript app and the React one.
+// Three pages: the plain TypeScript app, the React one, and React hydrating server-rendered markup.
 export default defineConfig({
-  build: { rollupOptions: { input: { main: 'index.html', react: 'react.html' } } },
+  build: { rollupOptions: { input: { main: 'index.html', react: 'react.html', hydrate: 'hydrate.html' } } },
 });
