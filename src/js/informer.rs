@@ -393,6 +393,33 @@ extern "C" {
     fn idle_sleep(ms: f64) -> Promise;
 }
 
+/// `InformerOptions`' members, and those of `ApiResourceInfo` (what
+/// `resourceFor` returns is spread into them).
+const INFORMER_OPTIONS: &[&str] = &[
+    "group",
+    "version",
+    "resource",
+    "kind",
+    "namespaced",
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+    "resyncMs",
+    "stripManagedFields",
+    "metadataOnly",
+    "transform",
+    "indexers",
+    "maxBacklog",
+    "queue",
+    "backoff",
+    "labelIndexes",
+    "singular",
+    "verbs",
+    "shortNames",
+    "subresources",
+    "preferred",
+];
+
 /// The longest subscribers wait for a catch-up to be applied as one diff.
 const MAX_CATCH_UP_MS: f64 = 5_000.0;
 
@@ -1306,6 +1333,7 @@ impl InformerFactory {
         &self,
         #[wasm_bindgen(unchecked_param_type = "InformerOptions")] opts: JsValue,
     ) -> Result<Informer, JsValue> {
+        options::known_members(&opts, INFORMER_OPTIONS, "informer")?;
         let resource = super::discovery::api_resource(&opts)?;
         // A string is kept verbatim; an object is sent in canonical form.
         let label_selector = label_selector_query(&opts, "labelSelector")?;

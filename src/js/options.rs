@@ -15,6 +15,32 @@ pub fn prop(obj: &JsValue, name: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined() && !v.is_null())
 }
 
+/// Refuse a member of `obj` that is not among `known`: a misspelt option
+/// (`labelSelectr`) would otherwise be ignored, and change what is cached
+/// without a word. Members set to `undefined` are ignored, as absent ones.
+pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), KubeErrorInit> {
+    if !obj.is_object() {
+        return Ok(());
+    }
+    let keys = js_sys::Reflect::own_keys(obj.unchecked_ref()).map_err(|e| {
+        KubeErrorInit::invalid(format!("{what} options cannot be read: {}", thrown_text(&e)))
+    })?;
+    for key in keys.iter() {
+        let Some(name) = key.as_string() else { continue };
+        if known.contains(&name.as_str()) {
+            continue;
+        }
+        let set = js_sys::Reflect::get(obj, &key).map_or(true, |v| !v.is_undefined());
+        if set {
+            return Err(KubeErrorInit::invalid(format!(
+                "unknown {what} option `{name}` (known: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// An optional finite, non-negative number option.
 pub fn number(obj: &JsValue, name: &str) -> Result<Option<f64>, KubeErrorInit> {
     match prop(obj, name) {

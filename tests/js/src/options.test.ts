@@ -131,6 +131,23 @@ test('a null labelSelector, which selects nothing, is refused by requests and in
   assert.equal((await rc.list({})).items.length, 3, 'nothing was deleted');
 });
 
+test('a misspelt informer option is refused instead of ignored; what resourceFor returns spreads in', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 3, seed: 17 });
+  const client = new KubeClient({ server, token });
+  const factory = new InformerFactory(client);
+  try {
+    const typo = { version: 'v1', resource: 'pods', labelSelectr: 'app=web' } as { version: string; resource: string };
+    assert.throws(() => factory.informer(typo), invalid(/unknown informer option `labelSelectr`/));
+    // Absent is absent, written out or not.
+    const informer = factory.informer({ ...(await client.resourceFor('pods')), labelSelector: undefined, extra: undefined } as { version: string });
+    factory.start();
+    assert.ok(await informer.waitForSync());
+    assert.equal(informer.lister().list().length, 3);
+  } finally {
+    factory.shutdown();
+  }
+});
+
 test('resourceFor asks the server again for a name its cached discovery lacks (a CRD installed since), once, not within 10 s', async () => {
   let requests = 0;
   let installed = false;
