@@ -478,6 +478,9 @@ impl ResourceClient {
             )
             .into());
         }
+        if !is_plain_object(obj) {
+            return Err(KubeErrorInit::invalid("the object to write must be an object").into());
+        }
         let meta = options::prop(obj, "metadata");
         let field = |k: &str| {
             meta.as_ref()
@@ -561,6 +564,11 @@ fn write_params(opts: &JsValue) -> Result<WriteParams, KubeErrorInit> {
         force: flag("force"),
         subresource,
     })
+}
+
+/// An object that is not an array (nor `null`).
+fn is_plain_object(v: &JsValue) -> bool {
+    v.is_object() && !js_sys::Array::is_array(v)
 }
 
 /// The JSON text of a JS value (`JSON.stringify`'s output is always valid
@@ -681,6 +689,19 @@ impl ResourceClient {
                 force,
                 subresource,
             } = write_params(&opts)?;
+            // What the server would refuse anyway, refused before a request.
+            let ok = match kind {
+                PatchType::Json => js_sys::Array::is_array(&patch),
+                _ => is_plain_object(&patch),
+            };
+            if !ok {
+                let want = if kind == PatchType::Json {
+                    "a JSON Patch must be an array of operations"
+                } else {
+                    "the patch must be an object"
+                };
+                return Err(KubeErrorInit::invalid(want).into());
+            }
             let body = json_body(&patch)?;
             let params = PatchParams {
                 dry_run,

@@ -36,6 +36,14 @@ test('CRUD round trip on a ConfigMap, with typed errors', async () => {
   const stale = { ...created, data: { c: '3' } };
   await assert.rejects(cms.replace(stale as KubeObject, {}), (e: unknown) => e instanceof KubeError && e.reason === 'Conflict');
 
+  // What the server would refuse is refused before a request.
+  const invalid = (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && e.code === 0;
+  await assert.rejects(cms.create(null as unknown as KubeObject, {}), invalid);
+  await assert.rejects(cms.replace([] as unknown as KubeObject, {}), invalid);
+  await assert.rejects(cms.patch(name, undefined, { op: 'add', path: '/data/x', value: '1' }, 'json', {}), invalid);
+  await assert.rejects(cms.patch(name, undefined, [{ data: { b: '3' } }], 'merge', {}), invalid);
+  assert.deepEqual((await cms.patch(name, undefined, [{ op: 'add', path: '/data/c', value: '3' }], 'json', {}) as KubeObject & { data: Record<string, string> }).data.c, '3');
+
   await cms.delete(name);
   await assert.rejects(cms.get(name), (e: unknown) => e instanceof KubeError && e.code === 404 && e.reason === 'NotFound');
 });
