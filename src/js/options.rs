@@ -23,10 +23,15 @@ pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), Ku
         return Ok(());
     }
     let keys = js_sys::Reflect::own_keys(obj.unchecked_ref()).map_err(|e| {
-        KubeErrorInit::invalid(format!("{what} options cannot be read: {}", thrown_text(&e)))
+        KubeErrorInit::invalid(format!(
+            "{what} options cannot be read: {}",
+            thrown_text(&e)
+        ))
     })?;
     for key in keys.iter() {
-        let Some(name) = key.as_string() else { continue };
+        let Some(name) = key.as_string() else {
+            continue;
+        };
         if known.contains(&name.as_str()) {
             continue;
         }

@@ -572,7 +572,11 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     }
     if choice.transport == WatchTransport::WebSocket {
         let forced = choice.reason == TransportReason::Configured;
-        match open_socket(client, &req, &url, forced).await {
+        // A caller that retries network errors itself (a reflector, which
+        // reports each and backs off) gets the first failed handshake, as it
+        // would a fetch watch's.
+        let retry = forced && !req.leaves_network_errors_to_caller();
+        match open_socket(client, &req, &url, retry).await {
             Ok(body) => {
                 // One event per message: each must end a line for the framer.
                 let body = body

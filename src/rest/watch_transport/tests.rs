@@ -458,6 +458,30 @@ fn forced_websocket_retries_failed_handshakes_with_backoff() {
 }
 
 #[test]
+fn forced_websocket_leaves_a_failed_handshake_to_a_caller_that_retries_itself() {
+    // A reflector reports each network error and backs off: retried here,
+    // its status would read `watching` for the whole series of handshakes.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::WebSocket);
+    cfg.max_retries = 5;
+    let (c, _clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://x"));
+    host.http
+        .set_handler(|_| Some(Err(Error::network("connection refused"))));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.watch(&pods().network_errors_to_caller())
+            .await
+            .map(|_| ())
+    });
+    let got = r.borrow_mut().take().expect("failed at once");
+    assert!(matches!(got, Err(Error::Network { .. })), "{got:?}");
+    assert_eq!(host.opened.borrow().len(), 1, "one handshake");
+}
+
+#[test]
 fn forced_websocket_learns_why_handshakes_fail_from_one_fetch() {
     // A restarted server does not have the watch's resourceVersion: it
     // refuses before the upgrade, which a browser reports as a failed
