@@ -162,6 +162,8 @@ export interface InformerStatus {
   /**
    * `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens; it stays `stored`
    * while the server cannot be reached, with `lastError` and `nextRetryAt` set as in `backoff`.
+   * `watching`: the list is in the cache and a watch is open or opening (`transport` is set once one opened); a
+   * watch that cannot be opened turns it to `backoff` with the error.
    */
   phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
   /** Epoch ms at which the cached copy was stored; present (and `phase` is `stored`) until a watch or list confirmed it. */
