@@ -41,6 +41,17 @@ const PERMANENT_TLS = new Set([
   'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN',
 ]);
 
+// Redirects are followed as Go's net/http client follows them for client-go:
+// at most this many, then the request fails.
+const MAX_REDIRECTS = 10;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+// Dropped from a redirect to another host (Go's list, and the proxy's
+// credential): a gateway must not hand the cluster's token to a third party.
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'www-authenticate', 'cookie', 'cookie2']);
+// A redirect body up to this size is read to its end, keeping the connection
+// for the pool; a larger one costs the connection instead (Go's rule too).
+const REDIRECT_DRAIN_BYTES = 2048;
+
 // Accept-Encoding: `gzip` on requests other than watches, as client-go sends
 // it; the API server then compresses non-watch responses over 128 KiB. The
 // cost is CPU: the server's to compress, ours (zlib, on Node's thread pool)
@@ -50,6 +61,33 @@ const PERMANENT_TLS = new Set([
 // a gateway that would might hold events back to fill its buffers. A request
 // that carries its own Accept-Encoding (the client's `headers`) keeps it.
 const ACCEPT_ENCODING = 'gzip';
+
+const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
+
+/** `headers` without the names in `drop` (lower case). */
+function without(headers, drop) {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop.has(name.toLowerCase())));
+}
+
+/** Go's rule for keeping credentials on a redirect: `sub` is `parent` or a subdomain of it. */
+function isDomainOrSubdomain(sub, parent) {
+  if (sub === parent) return true;
+  // An IPv6 address (a zone's name after `%` included) is no subdomain.
+  if (/[:%]/.test(sub)) return false;
+  return sub.endsWith(`.${parent}`);
+}
+
+/** Lets a redirect's response go: read to its end when small, else closed with its connection. */
+function discard(res) {
+  res.on('error', () => {});
+  const length = res.headers['content-length'];
+  if (length !== undefined && Number(length) > REDIRECT_DRAIN_BYTES) return void res.destroy();
+  let read = 0;
+  res.on('data', (chunk) => {
+    read += chunk.length;
+    if (read > REDIRECT_DRAIN_BYTES) res.destroy();
+  });
+}
 
 function nonRetryable(message) {
   return Object.assign(new Error(message), { retryable: false });
@@ -330,48 +368,102 @@ export function nodeTransport(options = {}) {
         } catch {
           return reject(nonRetryable(`not an absolute URL: ${req.url}`));
         }
-        const secure = url.protocol === 'https:';
-        if (!secure && url.protocol !== 'http:') {
+        if (url.protocol !== 'https:' && url.protocol !== 'http:') {
           return reject(nonRetryable(`unsupported URL scheme ${url.protocol}`));
         }
-        let settled = false;
+        const first = url;
+        let method = req.method;
+        let body = req.body;
         let headers = req.headers;
         if (!req.watch && !Object.keys(headers).some((h) => h.toLowerCase() === 'accept-encoding')) {
           headers = { ...headers, 'accept-encoding': ACCEPT_ENCODING };
         }
-        // A body's length is always sent: Node sends a DELETE's body (delete
-        // preconditions) neither chunked nor with a length otherwise, so the
-        // server reads none and takes the bytes for the next request.
-        if (req.body) headers = { ...headers, 'content-length': String(req.body.byteLength) };
-        const r = (secure ? https : http).request(url, {
-          method: req.method,
-          headers,
-          agent: secure ? httpsAgent : httpAgent,
-        });
-        const onAbort = () => r.destroy(abortError());
+        let hops = 0;
+        // The exchange in flight: the first, or the latest redirect's.
+        let current = null;
+        let settled = false;
+        const onAbort = () => current?.destroy(abortError());
         const detach = () => signal?.removeEventListener('abort', onAbort);
         signal?.addEventListener('abort', onAbort, { once: true });
-        r.on('response', (res) => {
-          let decoded;
-          try {
-            decoded = decodedBody(res, req.method);
-          } catch (err) {
-            res.on('error', () => {});
-            res.destroy();
-            settled = true;
-            detach();
-            return reject(err);
-          }
-          settled = true;
-          resolve(new NodeResponse(res, decoded, signal ?? { aborted: false }, detach));
-        });
-        r.on('error', (err) => {
-          if (settled) return; // the response reports it
+        const fail = (err) => {
+          if (settled) return;
           settled = true;
           detach();
-          reject(signal?.aborted ? abortError() : transportError(err));
-        });
-        r.end(req.body);
+          reject(err);
+        };
+        const send = () => {
+          const secure = url.protocol === 'https:';
+          // A body's length is always sent: Node sends a DELETE's body (delete
+          // preconditions) neither chunked nor with a length otherwise, so the
+          // server reads none and takes the bytes for the next request.
+          const r = (secure ? https : http).request(url, {
+            method,
+            headers: body ? { ...headers, 'content-length': String(body.byteLength) } : headers,
+            agent: secure ? httpsAgent : httpAgent,
+          });
+          current = r;
+          r.on('response', (res) => {
+            if (settled) return void discard(res);
+            if (REDIRECTS.has(res.statusCode)) {
+              discard(res);
+              try {
+                redirect(res);
+              } catch (err) {
+                return fail(err);
+              }
+              return send();
+            }
+            let decoded;
+            try {
+              decoded = decodedBody(res, method);
+            } catch (err) {
+              res.on('error', () => {});
+              res.destroy();
+              return fail(err);
+            }
+            settled = true;
+            resolve(new NodeResponse(res, decoded, signal ?? { aborted: false }, detach));
+          });
+          r.on('error', (err) => {
+            // An earlier hop's exchange is done with; a response reports its own.
+            if (current !== r || settled) return;
+            fail(signal?.aborted ? abortError() : transportError(err));
+          });
+          r.end(body);
+        };
+        // The next hop, as Go's net/http client takes it; throws (not
+        // retryable: the same request would be sent the same way) when it
+        // cannot be followed.
+        const redirect = (res) => {
+          const location = res.headers.location;
+          if (!location) throw nonRetryable(`${res.statusCode} redirect from ${url.href} without a Location`);
+          if (++hops > MAX_REDIRECTS) throw nonRetryable(`stopped after ${MAX_REDIRECTS} redirects, the last to ${location}`);
+          let next;
+          try {
+            next = new URL(location, url);
+          } catch {
+            throw nonRetryable(`a redirect from ${url.href} to a Location that is not a URL: ${location}`);
+          }
+          if (next.protocol !== 'https:' && next.protocol !== 'http:') {
+            throw nonRetryable(`a redirect to an unsupported URL scheme: ${location}`);
+          }
+          if (url.protocol === 'https:' && next.protocol === 'http:') {
+            throw nonRetryable(`refused a redirect from https to plain http (${next.href}): the credentials and data would go unencrypted`);
+          }
+          if (res.statusCode <= 303) {
+            // 301, 302 and 303: another method becomes a GET without a body.
+            if (method !== 'GET' && method !== 'HEAD') method = 'GET';
+            if (body) {
+              body = undefined;
+              headers = without(headers, BODY_HEADERS);
+            }
+          }
+          // Credentials go only to the first host and its subdomains; once
+          // dropped they stay dropped, even back on the first host.
+          if (!isDomainOrSubdomain(next.hostname, first.hostname)) headers = without(headers, CREDENTIAL_HEADERS);
+          url = next;
+        };
+        send();
       });
     },
     /** Close every pooled connection; requests in flight fail. */

@@ -1,16 +1,17 @@
 // The Node entry's node:http/node:https transport: TLS options against the sim
 // behind a TLS proxy with certificates made at test time, compressed responses
-// from a gateway in front of the sim, back-pressure on a watch nobody reads,
-// cancellation, and the `transport` option.
+// and redirects from a gateway in front of the sim, back-pressure on a watch
+// nobody reads, cancellation, and the `transport` option.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import * as zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { KubeClient, InformerFactory, KubeError, nodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject, type WatchEvent } from 'kubewasm';
+import { KubeClient, InformerFactory, KubeError, nodeTransport, type NodeTransport, type Transport, type TransportRequest, type TransportResponse, type KubeObject, type WatchEvent } from 'kubewasm';
 import { sim as control, simState, until } from './sim.js';
-import { makePki, tlsProxy } from './support/tls.js';
+import { makePki, tlsProxy, type KeyPair } from './support/tls.js';
 
 const sim = process.env.KUBEWASM_SIM_URL;
 const token = process.env.KUBEWASM_SIM_TOKEN;
@@ -30,17 +31,25 @@ const compressor = (c: Coding): zlib.Gzip | zlib.Deflate | zlib.DeflateRaw | zli
 interface Seen {
   method: string;
   path: string;
+  host?: string | undefined;
   authorization?: string | undefined;
   acceptEncoding?: string | undefined;
+  contentType?: string | undefined;
   body: string;
 }
 
+/** Where `/r/<status>/<to>/…` sends `/…`: `rel` a path-only Location, any other name this map's origin (set once the servers listen). */
+const targets: Record<string, string> = { rel: '' };
+
 /**
  * An API gateway in front of the sim. `/up/…` passes to the sim's `/…`; `/z/<coding>/…` too, the response compressed
- * (flushed per chunk: a watch's events arrive one by one). It records every request.
+ * (flushed per chunk: a watch's events arrive one by one); `/r/<status>/<to>/…` redirects to `/…` on `targets[to]`;
+ * `/loop/<n>/…` redirects to `/loop/<n+1>/…`; `/bare` is a 302 without a Location; `/echo` answers with the request
+ * it got; `/hang` never answers. It records every request.
  */
-async function gateway() {
+async function gateway(cert?: KeyPair) {
   const seen: Seen[] = [];
+  let hung = 0;
   const forward = (req: http.IncomingMessage, path: string, body: Buffer, res: http.ServerResponse, coding?: Coding) => {
     const target = new URL(path, sim);
     const up = http.request(target, { method: req.method!, headers: { ...req.headers, host: target.host } }, (ur) => {
@@ -67,10 +76,15 @@ async function gateway() {
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => {
     const path = req.url!;
     const h = req.headers;
-    seen.push({ method: req.method!, path, authorization: h.authorization, acceptEncoding: h['accept-encoding'], body: body.toString() });
+    seen.push({ method: req.method!, path, host: h.host, authorization: h.authorization, acceptEncoding: h['accept-encoding'], contentType: h['content-type'], body: body.toString() });
     let m: RegExpExecArray | null;
     if ((m = /^\/up(\/.*)$/.exec(path))) return forward(req, m[1]!, body, res);
     if ((m = /^\/z\/([a-z-]+)(\/.*)$/.exec(path))) return forward(req, m[2]!, body, res, m[1] as Coding);
+    if ((m = /^\/r\/(\d{3})\/(\w+)(\/.*)$/.exec(path))) return void res.writeHead(Number(m[1]), { location: `${targets[m[2]!]}${m[3]}` }).end();
+    if ((m = /^\/loop\/(\d+)(.*)$/.exec(path))) return void res.writeHead(302, { location: `/loop/${Number(m[1]) + 1}${m[2]}` }).end();
+    if (path.startsWith('/bare')) return void res.writeHead(302).end();
+    if (path.startsWith('/echo')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(seen.at(-1)));
+    if (path.startsWith('/hang')) return void req.socket.on('close', () => { hung++; });
     res.writeHead(404).end();
   };
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -78,13 +92,14 @@ async function gateway() {
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => handle(req, res, Buffer.concat(parts)));
   };
-  const srv = http.createServer(listener);
+  const srv = cert ? https.createServer({ cert: cert.cert, key: cert.key }, listener) : http.createServer(listener);
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const port = (srv.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${cert ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     seen,
+    hung: () => hung,
     close: () => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }),
   };
 }
@@ -94,8 +109,10 @@ const proxy = await tlsProxy(sim, pki.server);
 const mtls = await tlsProxy(sim, pki.server, pki.ca.cert);
 const named = await tlsProxy(sim, pki.named);
 const gw = await gateway();
+const tlsGw = await gateway(pki.server);
+Object.assign(targets, { abs: gw.url, other: `http://localhost:${gw.port}`, tls: proxy.url, plain: gw.url });
 after(async () => {
-  await Promise.all([proxy.close(), mtls.close(), named.close(), gw.close()]);
+  await Promise.all([proxy.close(), mtls.close(), named.close(), gw.close(), tlsGw.close()]);
   pki.cleanup();
 });
 
@@ -281,6 +298,77 @@ test('Accept-Encoding: gzip on lists and other requests, none on watches, a call
   for (const r of seen) assert.equal(r.acceptEncoding, r.path.includes('watch=') ? undefined : 'gzip', r.path);
   await pods(new KubeClient({ server: `${gw.url}/up`, token, headers: { 'Accept-Encoding': 'identity' } })).list({ limit: 1 });
   assert.equal(gw.seen.at(-1)?.acceptEncoding, 'identity');
+});
+
+/** One exchange over `t`, its body read to the end. */
+async function exchange(t: NodeTransport, url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) {
+  const res = await t.request({
+    method: init.method ?? 'GET',
+    url,
+    headers: init.headers ?? {},
+    ...(init.body === undefined ? {} : { body: new TextEncoder().encode(init.body) }),
+    watch: false,
+    credentials: 'same-origin',
+    signal: new AbortController().signal,
+  });
+  const parts: Uint8Array[] = [];
+  for (let c = await res.read(); c !== null; c = await res.read()) parts.push(c.slice());
+  return { status: res.status, text: Buffer.concat(parts).toString() };
+}
+
+test('redirects: 301/302/303 turn a POST into a GET without its body, 307/308 keep both; credentials stay on the host', async () => {
+  const t = nodeTransport();
+  try {
+    for (const code of [301, 302, 303, 307, 308]) {
+      for (const to of ['rel', 'abs', 'other']) {
+        const r = await exchange(t, `${gw.url}/r/${code}/${to}/echo`, {
+          method: 'POST',
+          body: '{"x":1}',
+          headers: { Authorization: 'Bearer secret', 'Content-Type': 'application/json' },
+        });
+        const label = `${code} ${to}`;
+        assert.equal(r.status, 200, label);
+        const got = JSON.parse(r.text) as Seen;
+        const keeps = code >= 307;
+        assert.equal(got.method, keeps ? 'POST' : 'GET', label);
+        assert.equal(got.body, keeps ? '{"x":1}' : '', label);
+        assert.equal(got.contentType, keeps ? 'application/json' : undefined, label);
+        assert.equal(got.host, `${to === 'other' ? 'localhost' : '127.0.0.1'}:${gw.port}`, label);
+        assert.equal(got.authorization, to === 'other' ? undefined : 'Bearer secret', label);
+      }
+    }
+    // A GET stays a GET, with its credentials, through a 303.
+    const got = JSON.parse((await exchange(t, `${gw.url}/r/303/abs/echo`, { headers: { Authorization: 'Bearer secret' } })).text) as Seen;
+    assert.deepEqual([got.method, got.authorization], ['GET', 'Bearer secret']);
+  } finally {
+    t.close();
+  }
+});
+
+test('redirects: informers follow them for lists and watches, over http and on to https with the TLS options', async () => {
+  await control('/sim/seed', { namespaces: 3, pods: 30, seed: 1 });
+  for (const [server, extra] of [[`${gw.url}/r/307/rel/up`, {}], [`${gw.url}/r/308/abs/up`, {}], [`${gw.url}/r/302/tls`, { tls: { ca: pki.ca.cert } }]] as const) {
+    const before = gw.seen.length;
+    await followsTheSim(new KubeClient({ server, token, ...extra }), server);
+    const redirected = gw.seen.slice(before).filter((r) => r.path.startsWith('/r/'));
+    assert.ok(redirected.some((r) => r.path.includes('watch=')), `${server}: the watch was redirected too`);
+  }
+  // To another host the token is not sent: the sim refuses the request.
+  const before = gw.seen.length;
+  await rejects(pods(new KubeClient({ server: `${gw.url}/r/307/other/up`, token, maxRetries: 0 })).list({}), 'Unauthorized', /./);
+  const arrived = gw.seen.slice(before).filter((r) => r.path.startsWith('/up/'));
+  assert.deepEqual(arrived.map((r) => [r.host, r.authorization]), [[`localhost:${gw.port}`, undefined]]);
+});
+
+test('redirects that cannot be followed fail at once with a clear error; timeouts still hold across hops', async () => {
+  const before = gw.seen.length;
+  await rejects(pods(new KubeClient({ server: `${gw.url}/loop/0`, token })).list({}), 'Invalid', /stopped after 10 redirects, the last to \/loop\/11\/api\/v1\/pods/);
+  assert.equal(gw.seen.slice(before).filter((r) => r.path.startsWith('/loop/')).length, 11, 'ten redirects followed, the request not retried');
+  await rejects(pods(new KubeClient({ server: `${gw.url}/bare`, token })).list({}), 'Invalid', /302 redirect from .*\/bare\/api\/v1\/pods without a Location/);
+  await rejects(pods(new KubeClient({ server: `${tlsGw.url}/r/307/plain/up`, token, tls: { ca: pki.ca.cert } })).list({}), 'Invalid', /from https to plain http/);
+  const hung = gw.hung();
+  await rejects(pods(new KubeClient({ server: `${gw.url}/r/307/rel/hang`, token, timeoutMs: 300, maxRetries: 0 })).list({}), 'Timeout', /300ms/);
+  await until(() => gw.hung() === hung + 1);
 });
 
 /**
