@@ -7,6 +7,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
+import * as zlib from 'node:zlib';
+import { Duplex, pipeline } from 'node:stream';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 
 // Bytes of a response queued in JS, unread by kubewasm, before the socket is
@@ -39,6 +41,58 @@ const PERMANENT_TLS = new Set([
   'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN',
 ]);
 
+// Redirects are followed as Go's net/http client follows them for client-go:
+// at most this many, then the request fails.
+const MAX_REDIRECTS = 10;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+// Dropped from a redirect to another host (Go's list, and the proxy's
+// credential): a gateway must not hand the cluster's token to a third party.
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'www-authenticate', 'cookie', 'cookie2']);
+// A redirect body up to this size is read to its end, keeping the connection
+// for the pool; a larger one costs the connection instead (Go's rule too).
+const REDIRECT_DRAIN_BYTES = 2048;
+
+// Accept-Encoding: `gzip` on requests other than watches, as client-go sends
+// it; the API server then compresses non-watch responses over 128 KiB. The
+// cost is CPU: the server's to compress, ours (zlib, on Node's thread pool)
+// to inflate, which on a fast link to the cluster can outweigh the bytes
+// saved (why client-go can turn it off); large lists over slower links shrink
+// many times. Watches ask for none: the API server never compresses them, and
+// a gateway that would might hold events back to fill its buffers. A request
+// that carries its own Accept-Encoding (the client's `headers`) keeps it.
+const ACCEPT_ENCODING = 'gzip';
+
+const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
+
+/** `headers` without the names in `drop` (lower case). */
+function without(headers, drop) {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop.has(name.toLowerCase())));
+}
+
+/** Go's rule for keeping credentials on a redirect: `sub` is `parent` or a subdomain of it. */
+function isDomainOrSubdomain(sub, parent) {
+  if (sub === parent) return true;
+  // An IPv6 address (a zone's name after `%` included) is no subdomain.
+  if (/[:%]/.test(sub)) return false;
+  return sub.endsWith(`.${parent}`);
+}
+
+/** Lets a redirect's response go: read to its end when small, else closed with its connection. */
+function discard(res) {
+  res.on('error', () => {});
+  const length = res.headers['content-length'];
+  if (length !== undefined && Number(length) > REDIRECT_DRAIN_BYTES) return void res.destroy();
+  let read = 0;
+  res.on('data', (chunk) => {
+    read += chunk.length;
+    if (read > REDIRECT_DRAIN_BYTES) res.destroy();
+  });
+}
+
+function nonRetryable(message) {
+  return Object.assign(new Error(message), { retryable: false });
+}
+
 function transportError(err) {
   if (err && typeof err === 'object' && PERMANENT_TLS.has(err.code)) {
     const e = new Error(`TLS: ${err.message}`);
@@ -55,12 +109,112 @@ function abortError() {
   return e;
 }
 
+const DECODERS = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  // zlib-wrapped as the RFC says, or raw as some servers send it and browsers
+  // accept: a zlib header is two bytes, method 8, their value a multiple of 31.
+  deflate: (head) => ((head[0] & 0x0f) === 8 && (head[0] * 256 + head[1]) % 31 === 0 ? zlib.createInflate() : zlib.createInflateRaw()),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/**
+ * One content coding undone. The zlib stream is made on the first bytes (two
+ * tell raw deflate from zlib-wrapped), so an empty body, which zlib would call
+ * truncated, decodes to nothing. Back-pressure passes through: a paused reader
+ * pauses the zlib stream, whose full buffers hold back writes, and `pipeline`
+ * then pauses the socket.
+ */
+class Decoder extends Duplex {
+  constructor(coding) {
+    super();
+    this._coding = coding;
+    this._inner = null;
+    this._head = null;
+  }
+
+  _start(head) {
+    const inner = DECODERS[this._coding](head);
+    this._inner = inner;
+    inner.on('data', (d) => {
+      if (!this.push(d)) inner.pause();
+    });
+    inner.on('end', () => this.push(null));
+    inner.on('error', (err) => this.destroy(Object.assign(new Error(`${this._coding} response body: ${err.message}`), { code: err.code })));
+  }
+
+  _write(chunk, _encoding, callback) {
+    if (!this._inner) {
+      const head = this._head ? Buffer.concat([this._head, chunk]) : chunk;
+      if (this._coding === 'deflate' && head.length < 2) {
+        this._head = head;
+        return callback();
+      }
+      this._head = null;
+      this._start(head);
+      chunk = head;
+    }
+    if (this._inner.write(chunk)) callback();
+    else this._inner.once('drain', () => callback());
+  }
+
+  _final(callback) {
+    if (!this._inner && !this._head) {
+      this.push(null);
+      return callback();
+    }
+    if (!this._inner) {
+      this._start(this._head);
+      this._inner.write(this._head);
+    }
+    this._inner.end();
+    callback();
+  }
+
+  _read() {
+    this._inner?.resume();
+  }
+
+  _destroy(err, callback) {
+    this._inner?.destroy();
+    callback(err);
+  }
+}
+
+/**
+ * The body to read: `res` itself, or `res` through a decoder per content
+ * coding (applied in the order listed, so undone in reverse). Throws, not
+ * retryable, on a coding it does not know: the same request would get it again.
+ */
+function decodedBody(res, method) {
+  const header = res.headers['content-encoding'];
+  if (!header || method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304) return res;
+  const codings = String(header).split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return res;
+  for (const c of codings) {
+    if (!Object.hasOwn(DECODERS, c)) {
+      throw nonRetryable(`the response is compressed with Content-Encoding ${JSON.stringify(c)}, which the Node transport cannot decode (it reads gzip, deflate and br)`);
+    }
+  }
+  const decoders = codings.reverse().map((c) => new Decoder(c));
+  // Errors reach the reader as the last stream's 'error'; a socket lost
+  // mid-body as the response's 'close'.
+  pipeline(res, ...decoders, () => {});
+  return decoders.at(-1);
+}
+
 /** A response body pulled by kubewasm: chunks queue while unread, and the socket pauses past the high-water mark. */
 class NodeResponse {
-  constructor(res, signal, detach) {
+  constructor(res, body, signal, detach) {
     this.status = res.statusCode;
     this.headers = res.headers;
-    this._res = res;
+    if (body !== res) {
+      // What kubewasm reads is the decoded body: these described the other.
+      this.headers = { ...res.headers };
+      delete this.headers['content-encoding'];
+      delete this.headers['content-length'];
+    }
+    this._body = body;
     this._queue = [];
     this._queued = 0;
     this._join = null;
@@ -69,7 +223,7 @@ class NodeResponse {
     this._error = null;
     this._waiter = null;
     this._detach = detach;
-    res.on('data', (chunk) => {
+    body.on('data', (chunk) => {
       const w = this._waiter;
       if (w) {
         this._waiter = null;
@@ -80,17 +234,24 @@ class NodeResponse {
       this._queued += chunk.length;
       if (!this._paused && this._queued >= HIGH_WATER_BYTES) {
         this._paused = true;
-        res.pause();
+        body.pause();
       }
     });
-    res.on('end', () => {
+    body.on('end', () => {
       this._ended = true;
       this._detach();
       this._settle();
     });
-    res.on('error', (err) => this._fail(signal.aborted ? abortError() : transportError(err)));
+    const failed = (err) => this._fail(signal.aborted ? abortError() : transportError(err));
+    body.on('error', failed);
+    if (body !== res) res.on('error', failed);
+    // The response may end (all its bytes in the decoder) before the body does.
+    let received = false;
+    res.on('end', () => {
+      received = true;
+    });
     res.on('close', () => {
-      if (!this._ended) this._fail(signal.aborted ? abortError() : Object.assign(new Error('the connection closed before the response ended'), { code: 'ECONNRESET' }));
+      if (!received && !this._ended) this._fail(signal.aborted ? abortError() : Object.assign(new Error('the connection closed before the response ended'), { code: 'ECONNRESET' }));
     });
   }
 
@@ -139,7 +300,7 @@ class NodeResponse {
       const chunk = this._take();
       if (this._paused && this._queued < HIGH_WATER_BYTES) {
         this._paused = false;
-        this._res.resume();
+        this._body.resume();
       }
       return chunk;
     }
@@ -205,36 +366,104 @@ export function nodeTransport(options = {}) {
         try {
           url = new URL(req.url);
         } catch {
-          return reject(Object.assign(new Error(`not an absolute URL: ${req.url}`), { retryable: false }));
+          return reject(nonRetryable(`not an absolute URL: ${req.url}`));
         }
-        const secure = url.protocol === 'https:';
-        if (!secure && url.protocol !== 'http:') {
-          return reject(Object.assign(new Error(`unsupported URL scheme ${url.protocol}`), { retryable: false }));
+        if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+          return reject(nonRetryable(`unsupported URL scheme ${url.protocol}`));
         }
+        const first = url;
+        let method = req.method;
+        let body = req.body;
+        let headers = req.headers;
+        if (!req.watch && !Object.keys(headers).some((h) => h.toLowerCase() === 'accept-encoding')) {
+          headers = { ...headers, 'accept-encoding': ACCEPT_ENCODING };
+        }
+        let hops = 0;
+        // The exchange in flight: the first, or the latest redirect's.
+        let current = null;
         let settled = false;
-        // A body's length is always sent: Node sends a DELETE's body (delete
-        // preconditions) neither chunked nor with a length otherwise, so the
-        // server reads none and takes the bytes for the next request.
-        const headers = req.body ? { ...req.headers, 'content-length': String(req.body.byteLength) } : req.headers;
-        const r = (secure ? https : http).request(url, {
-          method: req.method,
-          headers,
-          agent: secure ? httpsAgent : httpAgent,
-        });
-        const onAbort = () => r.destroy(abortError());
+        const onAbort = () => current?.destroy(abortError());
         const detach = () => signal?.removeEventListener('abort', onAbort);
         signal?.addEventListener('abort', onAbort, { once: true });
-        r.on('response', (res) => {
-          settled = true;
-          resolve(new NodeResponse(res, signal ?? { aborted: false }, detach));
-        });
-        r.on('error', (err) => {
-          if (settled) return; // the response reports it
+        const fail = (err) => {
+          if (settled) return;
           settled = true;
           detach();
-          reject(signal?.aborted ? abortError() : transportError(err));
-        });
-        r.end(req.body);
+          reject(err);
+        };
+        const send = () => {
+          const secure = url.protocol === 'https:';
+          // A body's length is always sent: Node sends a DELETE's body (delete
+          // preconditions) neither chunked nor with a length otherwise, so the
+          // server reads none and takes the bytes for the next request.
+          const r = (secure ? https : http).request(url, {
+            method,
+            headers: body ? { ...headers, 'content-length': String(body.byteLength) } : headers,
+            agent: secure ? httpsAgent : httpAgent,
+          });
+          current = r;
+          r.on('response', (res) => {
+            if (settled) return void discard(res);
+            if (REDIRECTS.has(res.statusCode)) {
+              discard(res);
+              try {
+                redirect(res);
+              } catch (err) {
+                return fail(err);
+              }
+              return send();
+            }
+            let decoded;
+            try {
+              decoded = decodedBody(res, method);
+            } catch (err) {
+              res.on('error', () => {});
+              res.destroy();
+              return fail(err);
+            }
+            settled = true;
+            resolve(new NodeResponse(res, decoded, signal ?? { aborted: false }, detach));
+          });
+          r.on('error', (err) => {
+            // An earlier hop's exchange is done with; a response reports its own.
+            if (current !== r || settled) return;
+            fail(signal?.aborted ? abortError() : transportError(err));
+          });
+          r.end(body);
+        };
+        // The next hop, as Go's net/http client takes it; throws (not
+        // retryable: the same request would be sent the same way) when it
+        // cannot be followed.
+        const redirect = (res) => {
+          const location = res.headers.location;
+          if (!location) throw nonRetryable(`${res.statusCode} redirect from ${url.href} without a Location`);
+          if (++hops > MAX_REDIRECTS) throw nonRetryable(`stopped after ${MAX_REDIRECTS} redirects, the last to ${location}`);
+          let next;
+          try {
+            next = new URL(location, url);
+          } catch {
+            throw nonRetryable(`a redirect from ${url.href} to a Location that is not a URL: ${location}`);
+          }
+          if (next.protocol !== 'https:' && next.protocol !== 'http:') {
+            throw nonRetryable(`a redirect to an unsupported URL scheme: ${location}`);
+          }
+          if (url.protocol === 'https:' && next.protocol === 'http:') {
+            throw nonRetryable(`refused a redirect from https to plain http (${next.href}): the credentials and data would go unencrypted`);
+          }
+          if (res.statusCode <= 303) {
+            // 301, 302 and 303: another method becomes a GET without a body.
+            if (method !== 'GET' && method !== 'HEAD') method = 'GET';
+            if (body) {
+              body = undefined;
+              headers = without(headers, BODY_HEADERS);
+            }
+          }
+          // Credentials go only to the first host and its subdomains; once
+          // dropped they stay dropped, even back on the first host.
+          if (!isDomainOrSubdomain(next.hostname, first.hostname)) headers = without(headers, CREDENTIAL_HEADERS);
+          url = next;
+        };
+        send();
       });
     },
     /** Close every pooled connection; requests in flight fail. */

@@ -22,6 +22,9 @@ export interface NodeTransport extends Transport {
 /**
  * A `node:http`/`node:https` transport. Every `KubeClient` of the Node entry builds its own from `tls` unless
  * `transport` is given; build one to share its connection pools between clients (`{ server, transport }`).
+ * It follows redirects as client-go does (at most 10; `Authorization` only to the same host or its subdomains; never
+ * from https to plain http) and decodes `gzip`, `deflate` and `br` response bodies, asking for `gzip` on every request
+ * but watches unless the request names its own `Accept-Encoding`.
  * Throws if the TLS material cannot be loaded (bad PEM, a key that does not match its certificate).
  */
 export declare function nodeTransport(options?: NodeTransportOptions): NodeTransport;
