@@ -392,7 +392,27 @@ struct State {
 extern "C" {
     /// A timer that does not keep Node running by itself.
     #[wasm_bindgen(js_name = idleSleep)]
-    fn idle_sleep(ms: f64) -> Promise;
+    fn idle_sleep(ms: f64, cancel: &Object) -> Promise;
+}
+
+/// Sleep on a timer that does not keep Node running; a sleep dropped
+/// before its end (the task was aborted) clears its timer.
+async fn idle_for(d: std::time::Duration) {
+    struct Clear(Object);
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            if let Some(f) = Reflect::get(&self.0, &"clear".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<Function>().ok())
+            {
+                let _ = f.call0(&JsValue::NULL);
+            }
+        }
+    }
+    let cancel = Object::new();
+    let sleep = idle_sleep(d.as_secs_f64() * 1000.0, &cancel);
+    let _clear = Clear(cancel);
+    let _ = wasm_bindgen_futures::JsFuture::from(sleep).await;
 }
 
 /// `InformerOptions`' members, and those of `ApiResourceInfo` (what
@@ -599,6 +619,13 @@ impl State {
         self.acquire();
     }
 
+    /// Stopped: nothing more reaches its listeners, so it need not outlive
+    /// its other users.
+    fn unpin_all(&self) {
+        let pin = self.pinned.borrow_mut().take();
+        drop(pin);
+    }
+
     /// A listener let go; the last one lets the informer be collected once
     /// nothing else holds it.
     fn unpin(self: &Rc<Self>) {
@@ -643,8 +670,7 @@ impl State {
         let task = spawn_local(async move {
             // Not a reason for Node to stay up either (a server-side render
             // releases informers it never started).
-            let _ = wasm_bindgen_futures::JsFuture::from(idle_sleep(grace.as_secs_f64() * 1000.0))
-                .await;
+            idle_for(grace).await;
             if me.refs.get() != 0 {
                 return;
             }
@@ -658,8 +684,7 @@ impl State {
             let Some(keep) = keep else { return };
             // Not a reason for Node to stay up: the cache only matters to
             // a program that goes on.
-            let _ =
-                wasm_bindgen_futures::JsFuture::from(idle_sleep(keep.as_secs_f64() * 1000.0)).await;
+            idle_for(keep).await;
             if me.refs.get() == 0 && me.released.get() {
                 me.evict();
             }
@@ -1522,7 +1547,7 @@ impl InformerFactory {
         for s in &all {
             s.end_grace();
             s.joined.notify_waiters();
-            drop(s.pinned.borrow_mut().take());
+            s.unpin_all();
         }
     }
 }
@@ -1640,12 +1665,13 @@ impl Informer {
         }
         s.inf.stop();
         s.joined.notify_waiters();
-        // Nothing more reaches its listeners: it need not outlive its users.
-        drop(s.pinned.borrow_mut().take());
+        s.unpin_all();
     }
 
     /// Listen for `add` (obj), `update` (oldObj, newObj), `delete` (obj),
-    /// `error` (err) or `status` (status). Returns an unsubscribe function.
+    /// `error` (err) or `status` (status). Returns an unsubscribe function;
+    /// until it is called (or the informer is stopped) the listener holds
+    /// the informer, even when nothing else of it is kept.
     /// Every `add`/`update`/`delete` handler of an informer shares one queue,
     /// so all of them observe changes in the order the cache applied them.
     /// An `add` handler registered after start first receives every cached
@@ -1724,7 +1750,10 @@ impl Informer {
     }
 
     /// Receive coalesced diffs, at most one per animation frame. Returns an
-    /// unsubscribe function. A subscription holds the informer (see `release`).
+    /// unsubscribe function. A subscription holds the informer (see
+    /// `release`), as an event listener holds its target: it keeps watching
+    /// until the function is called or the informer is stopped, even when
+    /// nothing else of it is kept.
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn subscribe(
         &self,
@@ -1787,7 +1816,7 @@ impl Informer {
     /// (client-go's `AddEventHandler`): they observe changes in the order
     /// the cache applied them. Registered after start, it first receives
     /// every cached object as an add. Returns the registration, which holds
-    /// the informer until `remove()`.
+    /// the informer until `remove()` (or a stop), kept or not.
     #[wasm_bindgen(js_name = addEventHandler)]
     pub fn add_event_handler(
         &self,
@@ -1822,7 +1851,7 @@ impl Informer {
             .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         let id = self.state.id();
         self.state.regs.borrow_mut().push((id, reg.clone()));
-        self.state.acquire();
+        self.state.pin();
         Ok(EventRegistration {
             reg,
             id,
@@ -1921,7 +1950,7 @@ impl EventRegistration {
         if let Some(s) = self.state.upgrade() {
             s.regs.borrow_mut().retain(|(i, _)| *i != self.id);
             if self.held.replace(false) {
-                s.release();
+                s.unpin();
             }
         }
     }

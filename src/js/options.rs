@@ -17,7 +17,8 @@ pub fn prop(obj: &JsValue, name: &str) -> Option<JsValue> {
 
 /// Refuse a member of `obj` that is not among `known`: a misspelt option
 /// (`labelSelectr`) would otherwise be ignored, and change what is cached
-/// without a word. Members set to `undefined` are ignored, as absent ones.
+/// without a word. Members set to `undefined` or `null` are ignored, as
+/// absent ones are (as `prop` reads them).
 pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), KubeErrorInit> {
     if !obj.is_object() {
         return Ok(());
@@ -35,7 +36,8 @@ pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), Ku
         if known.contains(&name.as_str()) {
             continue;
         }
-        let set = js_sys::Reflect::get(obj, &key).map_or(true, |v| !v.is_undefined());
+        let set =
+            js_sys::Reflect::get(obj, &key).map_or(true, |v| !v.is_undefined() && !v.is_null());
         if set {
             return Err(KubeErrorInit::invalid(format!(
                 "unknown {what} option `{name}` (known: {})",

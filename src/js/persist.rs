@@ -237,7 +237,10 @@ impl Persist {
 
     /// Stop writing (for good) and say why.
     fn turn_off(&self, why: String) {
-        self.enabled.set(false);
+        // Informers reading at once all meet the same failure: said once.
+        if !self.enabled.replace(false) {
+            return;
+        }
         self.stop();
         self.warn(why);
     }

@@ -197,10 +197,12 @@ pub(super) fn bytes_of(v: &JsValue) -> Option<Vec<u8>> {
         // Also what a detached buffer's view reports: nothing to view.
         return Some(Vec::new());
     }
-    Some(
-        Uint8Array::new_with_byte_offset_and_length(&get(v, "buffer"), offset as u32, len as u32)
-            .to_vec(),
-    )
+    // Constructed through `Reflect` so that a view whose members lie gives
+    // an error here rather than an exception through the module.
+    let args = js_sys::Array::of3(&get(v, "buffer"), &offset.into(), &len.into());
+    let ctor = Uint8Array::new_with_length(0).constructor();
+    let view = js_sys::Reflect::construct(&ctor, &args).ok()?;
+    Some(view.unchecked_into::<Uint8Array>().to_vec())
 }
 
 fn body_stream(resp: JsValue, read: Function, guard: AbortGuard) -> BodyStream {

@@ -548,6 +548,8 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     let mut slot = None;
     // The mark this watch's failed WebSocket set, when it falls back to fetch.
     let mut ws_failed_at = None;
+    // Whether that handshake was answered with a failure (not timed out).
+    let mut handshake_refused = false;
     if matches!(
         choice.reason,
         TransportReason::WithinBudget | TransportReason::OverBudget
@@ -610,8 +612,9 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
                 };
             }
             Err(e) if forced => return Err(e),
-            Err(Error::Network { .. } | Error::Timeout { .. }) => {
+            Err(e @ (Error::Network { .. } | Error::Timeout { .. })) => {
                 let now = client.clock().now();
+                handshake_refused = matches!(e, Error::Network { .. });
                 ws_failed_at = Some(with_origin(&origin, |s| {
                     s.websocket_failed_at = Some(now);
                     s.websocket_failures += 1;
@@ -628,8 +631,10 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     let explained = match &result {
         // The server was out of reach, or refused the request itself (a
         // resourceVersion a restarted server does not have yet, an expired
-        // token: its answer to the upgrade was the same), not WebSocket.
-        Err(e) => matches!(e, Error::Network { .. }) || e.code().is_some(),
+        // token: its answer to the upgrade was the same), not WebSocket. A
+        // handshake that timed out while the server answers fetch is a proxy
+        // holding upgrades back: WebSocket's failure.
+        Err(e) => matches!(e, Error::Network { .. }) || (handshake_refused && e.code().is_some()),
         // The same request works over fetch: WebSocket is what failed.
         Ok(_) => false,
     };

@@ -55,14 +55,18 @@ export function bodyReader(stream) {
 // housekeeping that only matters while the program goes on anyway.
 // Hosts take at most 2^31 - 1 ms in one timer (a longer delay fires at
 // once), so a longer wait is chained.
-export function idleSleep(ms) {
+export function idleSleep(ms, cancel) {
   return new Promise((resolve) => {
+    let t;
     const step = (left) => {
       const d = Math.min(left, 0x7fffffff);
-      const t = globalThis.setTimeout(() => (left > d ? step(left - d) : resolve()), d);
+      t = globalThis.setTimeout(() => (left > d ? step(left - d) : resolve()), d);
       if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
       else if (typeof globalThis.Deno?.unrefTimer === 'function') globalThis.Deno.unrefTimer(t);
     };
     step(ms);
+    // A sleep given up (its task aborted) clears its timer, so timers of
+    // abandoned grace periods do not pile up for their whole delay.
+    if (cancel) cancel.clear = () => { globalThis.clearTimeout(t); resolve(); };
   });
 }

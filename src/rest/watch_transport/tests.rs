@@ -343,13 +343,23 @@ fn handshake_fails_and_fetch_gets(
     host: &Rc<Host>,
     answer: impl Fn() -> Result<FakeResponse, Error> + 'static,
 ) -> (Client, Result<WatchStream, Error>) {
+    handshake_ends_and_fetch_gets(
+        host,
+        handshake_error("ws://k8s.example:8001/api/v1/pods"),
+        answer,
+    )
+}
+
+fn handshake_ends_and_fetch_gets(
+    host: &Rc<Host>,
+    handshake: Error,
+    answer: impl Fn() -> Result<FakeResponse, Error> + 'static,
+) -> (Client, Result<WatchStream, Error>) {
     let mut cfg = config(WatchTransportMode::Auto);
     cfg.fetch_watches_per_origin = 0;
     cfg.max_retries = 0;
     let (c, _clock) = client(host, cfg);
-    host.handshakes
-        .borrow_mut()
-        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    host.handshakes.borrow_mut().push_back(handshake);
     host.http.set_handler(move |_| Some(answer()));
     let c2 = c.clone();
     let ended = start(async move { c2.watch(&pods()).await });
@@ -397,6 +407,21 @@ fn a_handshake_failing_while_fetch_is_refused_too_does_not_keep_websocket_off() 
         (WatchTransport::WebSocket, TransportReason::OverBudget)
     );
     assert_eq!(host.opened.borrow().len(), 2);
+}
+
+#[test]
+fn a_handshake_timing_out_while_fetch_is_answered_keeps_websocket_off() {
+    // The server answers fetch (even with an error): a proxy holds upgrades
+    // back, so WebSocket is what failed, and it is not tried for a minute.
+    let host = Host::browser();
+    let (c, ended) =
+        handshake_ends_and_fetch_gets(&host, Error::timeout("no upgrade in 30 s"), || {
+            Ok(FakeResponse::status(403, "Forbidden", "no"))
+        });
+    assert_eq!(ended.err().and_then(|e| e.code()), Some(403));
+    let (s, _) = open(&c, &host);
+    assert_eq!(transport(&s).1, TransportReason::WebSocketFailed);
+    assert_eq!(host.opened.borrow().len(), 1, "not tried again");
 }
 
 #[test]

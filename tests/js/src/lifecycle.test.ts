@@ -163,21 +163,25 @@ test('a freed factory stops what nobody holds at once, and what is still held on
   await until(async () => (await openWatches()) === 0);
 });
 
-test('a subscription and a handler are all an app need keep: with its handle and factory collected they go on being called', async () => {
+test('a subscription, a handler or a registration is all an app need keep: with its handle and factory collected they go on being called', async () => {
   await sim('/sim/faults/clear', {});
   await until(async () => (await openWatches()) === 0);
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as () => void;
   let collected = 0;
   const registry = new FinalizationRegistry(() => void collected++);
-  const seen = { diffs: 0, adds: 0, statuses: 0 };
+  const seen = { diffs: 0, adds: 0, statuses: 0, registered: 0 };
   // Only the unsubscribe functions are kept (and calling them is optional).
   const offs = (() => {
     const factory = new InformerFactory(client, { releaseGraceMs: 100 });
     const cms = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
     registry.register(factory, 'factory');
     registry.register(cms, 'handle');
-    const off = [cms.subscribe(() => void seen.diffs++), cms.on('add', () => void seen.adds++), cms.on('status', () => void seen.statuses++)];
+    // Another informer, held by nothing but a registration.
+    const registered = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle', labelSelector: 'kept=yes' });
+    registry.register(registered, 'registered');
+    const reg = registered.addEventHandler({ add: () => void seen.registered++ });
+    const off = [cms.subscribe(() => void seen.diffs++), cms.on('add', () => void seen.adds++), cms.on('status', () => void seen.statuses++), () => reg.remove()];
     factory.start();
     return off;
   })();
@@ -185,14 +189,14 @@ test('a subscription and a handler are all an app need keep: with its handle and
   await until(async () => {
     gc();
     await new Promise((r) => setTimeout(r, 10));
-    return collected === 2;
+    return collected === 3;
   });
   const before = { ...seen };
   const cms = client.resource({ version: 'v1', resource: 'configmaps', namespace: 'lifecycle' });
-  await cms.create({ metadata: { name: 'lifecycle-kept-by-listeners' } } as KubeObject);
+  await cms.create({ metadata: { name: 'lifecycle-kept-by-listeners', labels: { kept: 'yes' } } } as KubeObject);
   try {
-    await until(() => seen.adds > before.adds && seen.diffs > before.diffs);
-    assert.equal(await openWatches(), 1);
+    await until(() => seen.adds > before.adds && seen.diffs > before.diffs && seen.registered > before.registered);
+    assert.equal(await openWatches(), 2);
   } finally {
     await cms.delete('lifecycle-kept-by-listeners');
   }

@@ -4,6 +4,9 @@
 // its factory.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { KubeClient, InformerFactory, KubeError } from 'kubewasm';
 import { server, sim, token, until } from './sim.js';
 
@@ -143,6 +146,30 @@ test('a misspelt informer option is refused instead of ignored; what resourceFor
     factory.start();
     assert.ok(await informer.waitForSync());
     assert.equal(informer.lister().list().length, 3);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('every member the typings declare for InformerOptions and ApiResourceInfo is one the informer knows', async () => {
+  const dir = dirname(fileURLToPath(import.meta.resolve('kubewasm')));
+  const dts = readFileSync(join(dir, 'web', 'kubewasm.d.ts'), 'utf8');
+  const members = (name: string) => {
+    const body = dts.match(new RegExp(`export interface ${name}\\b[^{]*\\{([\\s\\S]*?)\\n\\}`))?.[1] ?? '';
+    return [...body.matchAll(/^\s+(\w+)\??:/gm)].map((m) => m[1]!);
+  };
+  const keys = [...members('InformerOptions'), ...members('ApiResourceInfo')];
+  assert.ok(keys.includes('labelSelector') && keys.includes('shortNames') && keys.length > 20, keys.join());
+  const factory = new InformerFactory(new KubeClient({ server, token }));
+  try {
+    for (const key of keys) {
+      // A value no option takes: refused for what it is, never as unknown.
+      try {
+        factory.informer({ version: 'v1', resource: 'pods', [key]: Symbol('x') } as { version: string });
+      } catch (e) {
+        assert.doesNotMatch((e as Error).message, /unknown informer option/, key);
+      }
+    }
   } finally {
     factory.shutdown();
   }
