@@ -17,7 +17,8 @@ const wasm = await init({ module_or_path: await readWasm() });
 // the browser's URL (`/_next/static/media/…`), which is no file. The second, a
 // path from this module's own URL, is what those builds leave readable: they set
 // `import.meta.url` to this file in node_modules (Turbopack relative to the
-// project, so its standalone output, which traces the read, keeps working).
+// project, so its standalone output, which traces the read, keeps working;
+// webpack writes in the build's absolute path).
 // esbuild rewrites neither: both name web/kubewasm_bg.wasm beside the bundle.
 async function readWasm() {
   const asset = new URL('./web/kubewasm_bg.wasm', import.meta.url);
