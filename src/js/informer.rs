@@ -131,9 +131,11 @@ export interface InformerFactoryOptions {
    * next time (see the README's "Warm start"). `name` names the database;
    * `identity` separates users (default: the client's bearer token, only
    * ever hashed; required with a `tokenProvider`); writes happen at most
-   * once per `intervalMs` (default 1,000) per informer.
+   * once per `intervalMs` (default 1,000) per informer. At most `maxCopies`
+   * (default 64) scopes' copies are kept per identity: a new scope's first
+   * write deletes the least recently written beyond them.
    */
-  persist?: { name: string; identity?: string | undefined; intervalMs?: number | undefined } | undefined;
+  persist?: { name: string; identity?: string | undefined; intervalMs?: number | undefined; maxCopies?: number | undefined } | undefined;
   /**
    * Where this factory's informers get their data, repeated in each
    * informer's `status.host` (`kubewasm/shared` sets it).

@@ -69,13 +69,14 @@ function openDb(name, warn) {
 /** Storage of one factory's informers. Every method reports failures by rejecting. */
 export class PersistStore {
   /** `identity` only enters a hash; `onWarning(message)` hears what was discarded. */
-  constructor(name, server, identity, onWarning) {
+  constructor(name, server, identity, onWarning, maxCopies) {
     this.dbName = `kubewasm:${name}`;
+    this.maxCopies = maxCopies;
     this.warn = onWarning;
     this.prefix = sha256hex(`${server}\n${identity}`);
     this.opening = null;
-    this.claimed = new Set();
-    this.releases = [];
+    // scope → the function that lets go of its lock
+    this.claimed = new Map();
   }
 
   /**
@@ -87,20 +88,27 @@ export class PersistStore {
     if (this.claimed.has(scope)) return true;
     const locks = globalThis.navigator?.locks;
     if (!locks) {
-      this.claimed.add(scope);
+      this.claimed.set(scope, () => {});
       return true;
     }
     const name = `${this.dbName}|${await this.key(scope)}`;
+    let release = () => {};
     const got = await new Promise((resolve) => {
       locks
         .request(name, { ifAvailable: true }, (lock) => {
           resolve(lock !== null);
-          return lock === null ? undefined : new Promise((release) => this.releases.push(release));
+          return lock === null ? undefined : new Promise((r) => (release = r));
         })
         .catch(() => resolve(false));
     });
-    if (got) this.claimed.add(scope);
+    if (got) this.claimed.set(scope, release);
     return got;
+  }
+
+  /** Let go of one copy (its informer was dropped): another tab may write it, or a sweep delete it. */
+  unclaim(scope) {
+    this.claimed.get(scope)?.();
+    this.claimed.delete(scope);
   }
 
   /**
@@ -118,7 +126,7 @@ export class PersistStore {
 
   /** Let go of every copy this store writes, and stop listening. */
   release() {
-    for (const release of this.releases.splice(0)) release();
+    for (const release of this.claimed.values()) release();
     this.claimed.clear();
     this.channel?.close();
     this.channel = undefined;
@@ -213,7 +221,8 @@ export class PersistStore {
    * and bucket count. `base` is the scope without its cache shape; with
    * `sweep`, copies of the same base under another shape (a transform
    * changed by a new deploy) that nobody writes now are deleted in the same
-   * transaction.
+   * transaction, and so are the least recently written copies of other
+   * scopes beyond `maxCopies`.
    */
   async write(scope, puts, rv, count, buckets, base, sweep) {
     const key = await this.key(scope);
@@ -239,12 +248,22 @@ export class PersistStore {
         const meta = tx.objectStore(META);
         // Only this identity's copies (keys start with its prefix).
         const cursor = meta.openCursor(IDBKeyRange.bound(`${prefix}|`, `${prefix}|\uffff`));
+        const others = [];
+        const remove = (k) => {
+          meta.delete(k);
+          objects.delete(IDBKeyRange.bound([k], [k, []]));
+        };
         cursor.onsuccess = () => {
           const c = cursor.result;
-          if (c === null) return;
-          if (c.key !== key && c.value?.base === base && !held.has(`${this.dbName}|${c.key}`)) {
-            c.delete();
-            objects.delete(IDBKeyRange.bound([c.key], [c.key, []]));
+          if (c === null) {
+            // Newest first; this scope's own copy is one of the kept.
+            others.sort((a, b) => b.savedAt - a.savedAt);
+            for (const o of others.slice(Math.max(0, this.maxCopies - 1))) remove(o.key);
+            return;
+          }
+          if (c.key !== key && !held.has(`${this.dbName}|${c.key}`)) {
+            if (c.value?.base === base) remove(c.key);
+            else others.push({ key: c.key, savedAt: Number(c.value?.savedAt) || 0 });
           }
           c.continue();
         };

@@ -52,12 +52,19 @@ const MAX_WARNING: usize = 300;
 extern "C" {
     type PersistStore;
     #[wasm_bindgen(constructor)]
-    fn new(name: &str, server: &str, identity: &str, on_warning: &js_sys::Function)
-        -> PersistStore;
+    fn new(
+        name: &str,
+        server: &str,
+        identity: &str,
+        on_warning: &js_sys::Function,
+        max_copies: u32,
+    ) -> PersistStore;
     #[wasm_bindgen(method)]
     fn load(this: &PersistStore, scope: &str) -> Promise;
     #[wasm_bindgen(method)]
     fn forget(this: &PersistStore, scope: &str);
+    #[wasm_bindgen(method)]
+    fn unclaim(this: &PersistStore, scope: &str);
     #[wasm_bindgen(method)]
     fn claim(this: &PersistStore, scope: &str) -> Promise;
     #[wasm_bindgen(method)]
@@ -178,6 +185,10 @@ impl Persist {
         };
         let interval = options::millis(options::number(&p, "intervalMs")?.unwrap_or(1000.0))
             .max(Duration::from_millis(50));
+        // Scopes come and go (a filter per route): their copies may not.
+        let max_copies = options::whole_number(&p, "maxCopies", 100_000)?
+            .unwrap_or(64)
+            .max(1);
         let warning: Rc<RefCell<Option<String>>> = Rc::default();
         let w = warning.clone();
         let on_warning: js_sys::Function = Closure::<dyn Fn(String)>::new(move |msg: String| {
@@ -191,7 +202,7 @@ impl Persist {
         })
         .into_js_value()
         .unchecked_into();
-        let store = PersistStore::new(&name, &config.base_url, &identity, &on_warning);
+        let store = PersistStore::new(&name, &config.base_url, &identity, &on_warning, max_copies);
         // Where there is no IndexedDB (Node, some workers) there is nothing
         // to read or write: off from the start, with the reason.
         let available = Reflect::get(&js_sys::global(), &"indexedDB".into())
@@ -349,9 +360,11 @@ impl Persist {
             }
             keep
         });
-        // The scope's next informer starts from what it reads.
+        // The scope's next informer starts from what it reads; meanwhile the
+        // copy is not ours to write (or keep from a sweep).
         let mut layouts = self.layouts.borrow_mut();
         for scope in gone {
+            self.store.unclaim(&scope);
             layouts.remove(&scope);
         }
     }

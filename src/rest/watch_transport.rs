@@ -88,7 +88,7 @@
 //! WebSocket is the slower transport (BENCHMARKS.md): Chromium dispatches
 //! every message as its own task, which caps ~3 KB events near 20k/s against
 //! 55–70k/s over fetch. Hence fetch first, WebSocket only beyond the budget.
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -239,6 +239,31 @@ thread_local! {
     // Per thread = per JS realm: every client of a page shares one budget,
     // as they share the browser's connections.
     static ORIGINS: RefCell<HashMap<String, OriginState>> = RefCell::new(HashMap::new());
+    // WebSocket watches open in this realm, every origin together.
+    static SOCKETS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The most WebSocket watches a page opens in `auto` mode. Chromium refuses
+/// a page's WebSockets past 255, and a refused one would send its watch to
+/// fetch, past the origin's budget, where it holds one of the browser's six
+/// connections: past this many, a watch waits (its informer backs off and
+/// tries again) instead. The rest of the 255 is left to the app.
+pub const MAX_PAGE_WEBSOCKETS: usize = 200;
+
+/// Counts one open WebSocket watch while its stream lives.
+struct SocketCount;
+
+impl SocketCount {
+    fn open() -> SocketCount {
+        SOCKETS.with(|n| n.set(n.get() + 1));
+        SocketCount
+    }
+}
+
+impl Drop for SocketCount {
+    fn drop(&mut self) {
+        SOCKETS.with(|n| n.set(n.get().saturating_sub(1)));
+    }
 }
 
 fn with_origin<R>(origin: &str, f: impl FnOnce(&mut OriginState) -> R) -> R {
@@ -572,6 +597,17 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
             }
         }
     }
+    if choice.transport == WatchTransport::WebSocket
+        && choice.reason != TransportReason::Configured
+        && SOCKETS.with(Cell::get) >= MAX_PAGE_WEBSOCKETS
+    {
+        return Err(Error::network(format!(
+            "this page holds {MAX_PAGE_WEBSOCKETS} WebSocket watches and the origin's {} fetch \
+             watches: this one waits for one to close (release informers no longer shown, or \
+             filter one informer with scoped views instead of making one per filter)",
+            client.config().fetch_watches_per_origin
+        )));
+    }
     if choice.transport == WatchTransport::WebSocket {
         let forced = choice.reason == TransportReason::Configured;
         // A caller that retries network errors itself (a reflector, which
@@ -580,9 +616,11 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
         let retry = forced && !req.leaves_network_errors_to_caller();
         match open_socket(client, &req, &url, retry).await {
             Ok(body) => {
+                let count = SocketCount::open();
                 // One event per message: each must end a line for the framer.
                 let body = body
-                    .map(|m| {
+                    .map(move |m| {
+                        let _open = &count;
                         m.map(|mut bytes| {
                             if bytes.last() != Some(&b'\n') {
                                 bytes.push(b'\n');

@@ -415,6 +415,35 @@ test('where IndexedDB is denied (an opaque origin), persistence says it is off f
   }
 });
 
+test('copies of scopes that come and go are bounded: past maxCopies the least recently written go', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(BLANK());
+    const scopes = ['a', 'b', 'c', 'd', 'e'];
+    for (const [i, t] of scopes.entries()) {
+      await page.evaluate(async (t) => {
+        const m = await import('/plain/pkg/web/index.js');
+        await m.default();
+        window.__f ??= new m.InformerFactory(new m.KubeClient({ server: location.origin }), { persist: { name: 'bounded', intervalMs: 50, maxCopies: 3 } });
+        window.__inf = window.__f.informer({ version: 'v1', resource: 'namespaces', labelSelector: `route=${t}` });
+        window.__f.start();
+        await window.__inf.waitForSync();
+      }, t);
+      // Each scope's copy is written before the next route, which drops this one's informer.
+      await until(async () => (await page.evaluate(storedMeta, 'bounded')).some((m) => m.key.includes(`route=${t}`)), 10_000, `copy of ${t}`);
+      await page.evaluate(() => window.__inf.stop());
+      const count = (await page.evaluate(storedMeta, 'bounded')).length;
+      assert.ok(count <= 3, `after ${i + 1} scopes, ${count} copies`);
+    }
+    const kept = (await page.evaluate(storedMeta, 'bounded')).map((m) => m.key);
+    assert.equal(kept.length, 3, kept.join());
+    for (const t of ['c', 'd', 'e']) assert.ok(kept.some((k) => k.includes(`route=${t}`)), `${t} kept: ${kept}`);
+  } finally {
+    await page.evaluate(() => window.__f?.shutdown()).catch(() => {});
+    await page.close();
+  }
+});
+
 test('the dashboard persists by default: a reload shows stored rows, says so, then goes live', async () => {
   const page = await browser.context.newPage();
   try {

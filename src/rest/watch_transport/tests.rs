@@ -153,6 +153,40 @@ fn transport(s: &WatchStream) -> (WatchTransport, TransportReason) {
 }
 
 #[test]
+fn past_the_page_s_websockets_a_watch_waits_instead_of_taking_a_connection() {
+    // Chromium refuses a page's WebSockets past 255: a refused one would
+    // fall back to fetch, past the budget, and hold a connection the page's
+    // own requests need.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    let (c, _clock) = client(&host, cfg);
+    let open: Vec<_> = (0..MAX_PAGE_WEBSOCKETS).map(|_| open(&c, &host)).collect();
+    assert!(open
+        .iter()
+        .all(|(s, _)| transport(s) == (WatchTransport::WebSocket, TransportReason::OverBudget)));
+    let c2 = c.clone();
+    let refused = start(async move { c2.watch(&pods()).await.map(|_| ()) });
+    let err = refused
+        .borrow_mut()
+        .take()
+        .expect("at once")
+        .expect_err("waits");
+    assert!(matches!(err, Error::Network { .. }), "{err:?}");
+    assert!(err.to_string().contains("WebSocket watches"), "{err}");
+    assert_eq!(
+        host.opened.borrow().len(),
+        MAX_PAGE_WEBSOCKETS,
+        "no handshake tried"
+    );
+    assert_eq!(host.http.request_count(), 0, "no fetch either");
+    // One closes: the next watch opens.
+    drop(open);
+    let (s, _) = super::tests::open(&c, &host);
+    assert_eq!(transport(&s).0, WatchTransport::WebSocket);
+}
+
+#[test]
 fn budget_sends_the_fifth_watch_over_websocket_and_frees_on_drop() {
     let host = Host::browser();
     let (c, _clock) = client(&host, config(WatchTransportMode::Auto));

@@ -27,6 +27,9 @@ test("both queues cache the same objects and their handlers' maps equal the cach
   const expected = await simState();
   for (const r of runs) {
     await until(() => r.pods.getSnapshot().length === Object.keys(expected).length && r.pods.getSnapshot().every((p) => expected[`${p.metadata.namespace}/${p.metadata.name}`] === p.metadata.resourceVersion));
+    // Handlers run after the store has the change: the mirror catches up once they have run.
+    const mirrored = () => JSON.stringify(Object.fromEntries([...r.mirror].sort()));
+    await until(() => mirrored() === JSON.stringify(Object.fromEntries(Object.entries(expected).sort()))).catch(() => undefined);
     assert.deepEqual(Object.fromEntries([...r.mirror].sort()), Object.fromEntries(Object.entries(expected).sort()));
     r.factory.shutdown();
   }
