@@ -54,8 +54,21 @@ const isOutage = (err) => !REFUSED.includes(err?.code) && err?.code !== 410;
 const unreachable = (err, scope) => err?.reason === 'Network' && err.key == null && err.at >= scope.liveAt;
 /** The tab's error text for an unreachable upstream (its own says `network error` already). */
 const unreachableMessage = (err) => upstreamMessage(0, 'Network', String(err.message ?? '').replace(/^network error: /, ''));
-/** How often an open watch gets a bookmark naming the current point. */
-const BOOKMARK_MS = 60_000;
+/**
+ * How often an open watch with nothing waiting to go gets a blank line: it
+ * keeps the tab's watch within its idle limit and is not an event, so a
+ * watch of this worker's that went silent does not read as fresh data in
+ * the tabs. A `keepAliveMs` parameter in this script's URL sets it (tests).
+ */
+const KEEPALIVE_MS = Number(new URL(import.meta.url).searchParams.get('keepAliveMs')) || 30_000;
+/**
+ * How often each scope looks whether its upstream informer heard from the
+ * server without an event to pass on (a bookmark): its tabs' watches then
+ * get a bookmark, so their `lastEventAt` follows the worker's.
+ */
+const RELAY_MS = Math.min(1000, KEEPALIVE_MS);
+/** How long a tab's watch that this worker ended after its own watch broke owes the tab the error. */
+const OWED_MS = 30_000;
 
 const encoder = new TextEncoder();
 /**
@@ -195,6 +208,7 @@ function dropTab(port) {
   }
   for (const scope of scopes.values()) {
     scope.told.delete(tab);
+    scope.owed.delete(tab);
     scope.returned(tab);
   }
 }
@@ -246,6 +260,14 @@ class Scope {
     /** The upstream informer's phase and relists, from its status events. */
     this.phase = 'idle';
     this.relists = 0;
+    this.reconnects = 0;
+    /** When the last upstream error seen happened, and the one that ended a watch still reopening. */
+    this.errorAt = 0;
+    this.broken = undefined;
+    /** The upstream's last contact with the server the tabs were given, and when an event last went to them. */
+    this.relayed = 0;
+    this.recordedAt = 0;
+    this.relay = setInterval(() => this.relayBookmark(), RELAY_MS);
     /** Whether the upstream informer is watching (else requests and bookmarks wait). */
     this.live = true;
     /** When it last started watching (wall-clock ms; errors before it are over). */
@@ -257,6 +279,12 @@ class Scope {
      * next requests wait instead, so they carry on the moment it recovers.
      */
     this.told = new Set();
+    /**
+     * Tabs whose watches were ended because the upstream watch broke and
+     * was opened again at once, with the error their next request fails
+     * with (so their informers reconnect, show it and tell their listeners).
+     */
+    this.owed = new Map();
     /** Tabs expected back, with the timer that gives up on each. */
     this.expected = new Map();
     this.reg = this.informer.addEventHandler({
@@ -276,6 +304,19 @@ class Scope {
     this.informer.start();
   }
 
+  /** A bookmark to every watch when the upstream heard from the server and no event said so. */
+  relayBookmark() {
+    if (!this.live || !this.synced || !this.watches.size) return;
+    const at = this.informer.status.lastEventAt ?? 0;
+    if (at <= this.relayed) return;
+    this.relayed = at;
+    if (this.recordedAt >= at) return;
+    for (const w of this.watches) {
+      w.poke = true;
+      w.push('');
+    }
+  }
+
   /** The point after the last recorded event, as a resourceVersion tabs pass back. */
   token() {
     return `kw.${this.epoch}.${this.seq}`;
@@ -292,6 +333,7 @@ class Scope {
     if (type === 'DELETED') this.objects.delete(keyOf(obj));
     else this.objects.set(keyOf(obj), obj);
     this.seq += 1;
+    this.recordedAt = Date.now();
     if (!this.synced) return;
     const line = `{"type":"${type}","object":${JSON.stringify(obj)}}\n`;
     const ev = { seq: this.seq, line };
@@ -315,24 +357,45 @@ class Scope {
    *   and get one diff of what changed;
    * - a server out of reach drops their watches, and every request of theirs
    *   fails as a page's would while it lasts (they back off on their own);
-   * - a failing watch ends their watches once with its error (they back off
-   *   and show the upstream error); their next requests wait until upstream
-   *   watches again, and are answered the moment it does.
+   * - a failing watch ends their watches with its error (they back off and
+   *   show the upstream error); the next request of each tab is answered
+   *   with the error once per outage (its informer tells its `error`
+   *   listeners and backs off until the worker's next try), later ones wait
+   *   until upstream watches again, and are answered the moment it does;
+   * - a watch that broke and was opened again at once (a connection that
+   *   died silently and met its idle limit, or dropped mid-stream) ends
+   *   their watches, and the next request of each fails with its error, as
+   *   a network error: they reconnect, show it and tell their listeners.
    * Meanwhile no bookmark is sent, so their `lastEventAt` shows how old
    * their data is.
    */
   upstream(s) {
     const was = this.phase;
     const relisted = s.relists > this.relists;
+    const reconnected = s.reconnects > this.reconnects;
     this.phase = s.phase;
     this.relists = s.relists;
+    this.reconnects = s.reconnects;
     this.live = s.phase === 'watching';
     if (this.live) {
+      // An error while watching ended the watch; the informer opening the
+      // next one at once (no backoff) reads `watching` again with one more
+      // reconnect: only then is it a break to tell (a failing reopen backs
+      // off, and is told as any failure is).
+      const err = s.lastError;
+      const fresh = err && err.key == null && err.at > this.errorAt;
+      if (fresh) this.errorAt = err.at;
+      if (fresh && was === 'watching') this.broken = err;
+      else if (this.broken && was === 'watching' && reconnected) {
+        if (this.synced) this.breakWatches(this.broken);
+        this.broken = undefined;
+      }
       this.liveAt = Date.now();
       this.told.clear();
       for (const wake of this.waiting.splice(0)) wake();
       return;
     }
+    this.broken = undefined;
     if (!this.synced) return;
     const err = s.lastError;
     // Waiting requests look again: a failure is theirs to tell (see `serve`).
@@ -342,13 +405,19 @@ class Scope {
     // A server out of reach drops the tabs' watches as it dropped the
     // worker's; a failing one tells its tabs once.
     else if (s.phase === 'backoff' && was === 'watching' && unreachable(err, this)) this.dropWatches(unreachableMessage(err));
-    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed', isOutage(err));
+    else if (s.phase === 'backoff' && was === 'watching') this.failWatches(err?.code || 503, (err?.code && err.reason) || 'ServiceUnavailable', err?.message ?? 'the watch failed');
   }
 
-  failWatches(code, reason, message, outage = false) {
+  failWatches(code, reason, message) {
+    for (const w of [...this.watches]) w.fail(code, reason, upstreamMessage(code, reason, message));
+  }
+
+  /** The upstream watch broke (and watches again): each watching tab reconnects, and is owed the error. */
+  breakWatches(err) {
+    const message = err.reason === 'Network' ? unreachableMessage(err) : upstreamMessage(err.code, err.reason, String(err.message ?? ''));
     for (const w of [...this.watches]) {
-      if (outage) this.told.add(w.tab);
-      w.fail(code, reason, upstreamMessage(code, reason, message));
+      this.owed.set(w.tab, { message, at: Date.now() });
+      w.end();
     }
   }
 
@@ -404,6 +473,7 @@ class Scope {
     this.linger = setTimeout(() => {
       if (this.users > 0 || scopes.get(this.key) !== this) return;
       scopes.delete(this.key);
+      clearInterval(this.relay);
       this.offStatus();
       this.reg.remove();
       this.informer.release();
@@ -543,11 +613,19 @@ class Reply {
     this.send();
   }
 
-  /** Answer with an API `Status` (the request was not served). */
-  error(code, reason, message) {
-    this.head(code);
+  /** Answer with an API `Status` (the request was not served); `retryAfter`: seconds, as a server asking to wait says. */
+  error(code, reason, message, retryAfter) {
+    this.head(code, retryAfter ? { 'content-type': 'application/json', 'retry-after': String(retryAfter) } : undefined);
     this.push(statusBody(code, reason, message));
     this.end();
+  }
+
+  /** A blank line (skipped by the tab's reader, not an event) for a watch with nothing waiting to go. */
+  keepAlive() {
+    if (this.closed || this.ending || this.pending || this.flushing || this.queue.length) return;
+    this.queue.push('\n');
+    this.queued += 1;
+    this.send();
   }
 
   /** End once everything queued has gone out. */
@@ -623,6 +701,14 @@ async function serve(tab, m) {
   }
   const r = new Reply(tab, m.id, scope);
   scope.returned(tab);
+  const owed = scope.owed.get(tab);
+  if (owed) {
+    scope.owed.delete(tab);
+    if (Date.now() - owed.at < OWED_MS) {
+      r.drop(owed.message);
+      return;
+    }
+  }
   const q = url.searchParams;
   const watch = q.get('watch') === 'true' || q.get('watch') === '1';
   // Answer once the upstream informer has synced and is watching: before
@@ -650,9 +736,14 @@ async function serve(tab, m) {
     const tell = scope.synced && isOutage(err) && !scope.told.has(tab);
     if (phase === 'backoff' && err && (!scope.synced || tell || REFUSED.includes(err.code))) {
       if (tell) scope.told.add(tab);
+      // A list answered so asks the tab to wait until the worker's next try
+      // (its informer shows `backoff` until then); a watch is not, as its
+      // informer would then only note the error, not tell its listeners.
+      const next = scope.informer.status.nextRetryAt;
+      const retryAfter = !watch && !REFUSED.includes(err.code) && next > Date.now() ? Math.ceil((next - Date.now()) / 1000) : undefined;
       // Another failure without a response (a timeout, say) reaches the tab
       // as a 503, with the upstream reason in the text.
-      r.error(err.code || 503, (err.code && err.reason) || 'ServiceUnavailable', upstreamMessage(err.code, err.reason, err.message));
+      r.error(err.code || 503, (err.code && err.reason) || 'ServiceUnavailable', upstreamMessage(err.code, err.reason, err.message), retryAfter);
       return;
     }
     // (`ready` only before the sync: once resolved it would not wait at all.)
@@ -679,11 +770,7 @@ async function serve(tab, m) {
   scope.watches.add(r);
   // Each flush ends with a bookmark naming the point after it, so a tab resumes exactly where it stopped.
   r.marker = () => scope.bookmark();
-  const idle = setInterval(() => {
-    if (!scope.live) return;
-    r.poke = true;
-    r.push('');
-  }, BOOKMARK_MS);
+  const idle = setInterval(() => r.keepAlive(), KEEPALIVE_MS);
   r.timers.push(idle);
   r.send();
   const timeout = Number(q.get('timeoutSeconds'));

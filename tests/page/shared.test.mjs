@@ -5,6 +5,7 @@
 // the same code runs in the page.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, connect as tcpConnect } from 'node:net';
 import { launch, startSim, until } from './harness.mjs';
 
 let sim, browser;
@@ -23,10 +24,10 @@ const SCOPES = [
  * In a tab: connect through `kubewasm/shared` (`providedToken`: through a
  * tokenProvider), open informers for `scopes`, wait until they synced.
  */
-const connect = async ({ scopes, client = {}, factory = {}, identity, host, providedToken }) => {
+const connect = async ({ scopes, client = {}, factory = {}, identity, host, providedToken, workerUrl }) => {
   const s = await import('/plain/pkg/shared.js');
   const tokenProvider = providedToken === undefined ? undefined : async () => providedToken;
-  const conn = await s.connectShared({ client: { server: location.origin, tokenProvider, ...client }, factory, identity, host });
+  const conn = await s.connectShared({ client: { server: location.origin, tokenProvider, ...client }, factory, identity, host, workerUrl });
   const infs = scopes.map((sc) => conn.factory.informer(sc));
   conn.factory.start();
   window.__kw = { conn, infs };
@@ -50,6 +51,63 @@ async function converged(pages, what) {
     for (const p of pages) if (sorted(await p.evaluate(cacheOf, 0)) !== want) return false;
     return true;
   }, 30_000, what);
+}
+
+/**
+ * A TCP proxy in front of the sim whose open connections can be made to go
+ * silent (nothing forwarded, nothing closed: a connection that died without
+ * a word) and then cut.
+ */
+async function silentProxy(target) {
+  const conns = new Set();
+  const server = createServer((c) => {
+    const u = tcpConnect(Number(new URL(target).port), '127.0.0.1');
+    const k = { c, u, silent: false };
+    conns.add(k);
+    c.on('data', (d) => k.silent || u.write(d));
+    u.on('data', (d) => k.silent || c.write(d));
+    const end = () => {
+      conns.delete(k);
+      c.destroy();
+      u.destroy();
+    };
+    c.on('close', end);
+    u.on('close', () => k.silent || end());
+    c.on('error', () => {});
+    u.on('error', () => {});
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    silence: () => {
+      for (const k of conns) k.silent = true;
+    },
+    cut: () => {
+      for (const k of conns) if (k.silent) k.c.destroy();
+    },
+    stop: () => {
+      for (const k of conns) k.c.destroy();
+      server.close();
+    },
+  };
+}
+
+/** A page init script: counts the watch chunks the worker sends this tab that carry no change (keep-alives, bookmarks). */
+function countIdleChunks() {
+  window.__idleChunks = 0;
+  const d = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
+  Object.defineProperty(MessagePort.prototype, 'onmessage', {
+    configurable: true,
+    get() {
+      return d.get.call(this);
+    },
+    set(fn) {
+      d.set.call(this, fn && ((e) => {
+        if (e.data?.t === 'chunk' && !/"type":"(ADDED|MODIFIED|DELETED|ERROR)"/.test(new TextDecoder().decode(e.data.data))) window.__idleChunks += 1;
+        fn(e);
+      }));
+    },
+  });
 }
 
 async function tab(opts) {
@@ -414,5 +472,91 @@ test('a server that goes away under the worker: tabs back off with Network error
   await sim.call('/sim/churn/steps', { steps: 5, seed: 21 });
   await converged([a.page], 'the tab equals the returned server');
   assert.equal((await status()).phase, 'watching');
+  await a.page.close();
+});
+
+test("a watch of the worker's that goes silent does not read as fresh data in the tab; when it breaks, the tab reconnects and is told", async () => {
+  const proxy = await silentProxy(sim.url);
+  const page = await browser.context.newPage();
+  try {
+    await page.addInitScript(countIdleChunks);
+    await page.goto(BLANK());
+    // Keep-alives every 100 ms (a script URL of its own: a worker of its own).
+    const r = await page.evaluate(connect, { scopes: [SCOPES[2]], client: { server: proxy.url }, workerUrl: '/plain/pkg/shared-worker.js?keepAliveMs=100' });
+    assert.equal(r.host.kind, 'shared-worker');
+    assert.ok(r.statuses[0].synced, JSON.stringify(r.statuses[0]));
+    await page.evaluate(() => {
+      window.__errors = [];
+      window.__kw.infs[0].on('error', (e) => window.__errors.push({ reason: e.reason, message: e.message }));
+    });
+    const status = () => page.evaluate(() => window.__kw.infs[0].status);
+    // The server's bookmarks reach the tab while the worker hears them.
+    const first = (await status()).eventsApplied;
+    await until(async () => (await status()).eventsApplied > first, 10_000, 'a relayed bookmark');
+    // The worker's watch goes silent: the tab keeps hearing from the worker, but no event.
+    proxy.silence();
+    const quiet = await status();
+    const chunks = await page.evaluate(() => window.__idleChunks);
+    await until(() => page.evaluate((n) => window.__idleChunks >= n + 5, chunks), 10_000, 'keep-alives from the worker');
+    const later = await status();
+    assert.equal(later.phase, 'watching', JSON.stringify(later));
+    assert.equal(later.eventsApplied, quiet.eventsApplied, 'a keep-alive is not an event');
+    assert.equal(later.lastEventAt, quiet.lastEventAt, 'the data is as old as the worker\'s');
+    // The connection breaks; the worker watches again, and the tab reconnects with its error.
+    proxy.cut();
+    const told = await until(() => page.evaluate(() => window.__errors[0]), 20_000, 'an error event');
+    assert.equal(told.reason, 'Network');
+    assert.match(told.message, /upstream: /, told.message);
+    const after = await status();
+    assert.match(after.lastError.message, /upstream: /, after.lastError.message);
+    assert.ok(after.reconnects >= 1, JSON.stringify(after));
+    // Live again: a change made now reaches the tab.
+    const made = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-the-break' }, data: {} }),
+    });
+    assert.ok(made.ok, `create: ${made.status}`);
+    const want = sorted(await simState('configmaps'));
+    await until(async () => sorted(await page.evaluate(cacheOf, 0)) === want, 30_000, 'the tab equals the sim');
+    await until(async () => (await status()).phase === 'watching', 20_000, 'the tab watches again');
+  } finally {
+    await page.close();
+    proxy.stop();
+  }
+});
+
+test('a 5xx upstream while a tab watches: the tab backs off with the error and tells its listeners once, then converges', async () => {
+  const a = await tab({ scopes: SCOPES.slice(0, 1) });
+  await converged([a.page], 'synced');
+  await a.page.evaluate(() => {
+    window.__errors = [];
+    window.__phases = [];
+    const inf = window.__kw.infs[0];
+    inf.on('error', (e) => window.__errors.push({ reason: e.reason, code: e.code }));
+    inf.on('status', (s) => window.__phases.push({ phase: s.phase, next: s.nextRetryAt !== undefined, reason: s.lastError?.reason }));
+  });
+  const status = () => a.page.evaluate(() => window.__kw.infs[0].status);
+  const left = async () => (await sim.call('/sim/faults')).status500.count;
+  // The worker's watch has carried the server's bookmarks (it is past its
+  // first second: a drop then re-watches at once, as a long-lived watch's would).
+  const first = (await status()).eventsApplied;
+  await until(async () => (await status()).eventsApplied >= first + 2, 10_000, 'relayed bookmarks');
+  try {
+    await sim.call('/sim/faults', { status500: { count: 4 } });
+    await sim.call('/sim/drop-watches', {});
+    const told = await until(() => a.page.evaluate(() => window.__errors[0]), 30_000, 'an error event');
+    assert.deepEqual([told.code, told.reason], [500, 'InternalError']);
+    const phases = await a.page.evaluate(() => window.__phases);
+    assert.ok(phases.some((p) => p.phase === 'backoff' && p.next && p.reason === 'InternalError'), JSON.stringify(phases));
+    assert.match((await status()).lastError.message, /upstream: /);
+    await until(async () => (await left()) === 0, 60_000, 'the worker met every 500');
+  } finally {
+    await sim.call('/sim/faults/clear', {});
+  }
+  await sim.call('/sim/churn/steps', { steps: 5, seed: 23 });
+  await converged([a.page], 'the tab equals the sim once the worker watches again');
+  assert.equal((await status()).phase, 'watching');
+  // Told once per outage.
+  assert.equal((await a.page.evaluate(() => window.__errors)).length, 1);
   await a.page.close();
 });
