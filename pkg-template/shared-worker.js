@@ -67,8 +67,6 @@ const KEEPALIVE_MS = Number(new URL(import.meta.url).searchParams.get('keepAlive
  * get a bookmark, so their `lastEventAt` follows the worker's.
  */
 const RELAY_MS = Math.min(1000, KEEPALIVE_MS);
-/** How long a tab's watch that this worker ended after its own watch broke owes the tab the error. */
-const OWED_MS = 30_000;
 
 const encoder = new TextEncoder();
 /**
@@ -208,7 +206,6 @@ function dropTab(port) {
   }
   for (const scope of scopes.values()) {
     scope.told.delete(tab);
-    scope.owed.delete(tab);
     scope.returned(tab);
   }
 }
@@ -279,12 +276,6 @@ class Scope {
      * next requests wait instead, so they carry on the moment it recovers.
      */
     this.told = new Set();
-    /**
-     * Tabs whose watches were ended because the upstream watch broke and
-     * was opened again at once, with the error their next request fails
-     * with (so their informers reconnect, show it and tell their listeners).
-     */
-    this.owed = new Map();
     /** Tabs expected back, with the timer that gives up on each. */
     this.expected = new Map();
     this.reg = this.informer.addEventHandler({
@@ -363,9 +354,9 @@ class Scope {
    *   listeners and backs off until the worker's next try), later ones wait
    *   until upstream watches again, and are answered the moment it does;
    * - a watch that broke and was opened again at once (a connection that
-   *   died silently and met its idle limit, or dropped mid-stream) ends
-   *   their watches, and the next request of each fails with its error, as
-   *   a network error: they reconnect, show it and tell their listeners.
+   *   died silently and met its idle limit, or dropped mid-stream) breaks
+   *   theirs with its error: they reconnect and show it, as a page's
+   *   informer does for its own dropped watch (no `error` event).
    * Meanwhile no bookmark is sent, so their `lastEventAt` shows how old
    * their data is.
    */
@@ -412,13 +403,9 @@ class Scope {
     for (const w of [...this.watches]) w.fail(code, reason, upstreamMessage(code, reason, message));
   }
 
-  /** The upstream watch broke (and watches again): each watching tab reconnects, and is owed the error. */
+  /** The upstream watch broke (and watches again): each tab's watch breaks with its error, and reconnects. */
   breakWatches(err) {
-    const message = err.reason === 'Network' ? unreachableMessage(err) : upstreamMessage(err.code, err.reason, String(err.message ?? ''));
-    for (const w of [...this.watches]) {
-      this.owed.set(w.tab, { message, at: Date.now() });
-      w.end();
-    }
+    this.dropWatches(err.reason === 'Network' ? unreachableMessage(err) : upstreamMessage(err.code, err.reason, String(err.message ?? '')));
   }
 
   /** The server cannot be reached: every watch ends as its connection would. */
@@ -701,14 +688,6 @@ async function serve(tab, m) {
   }
   const r = new Reply(tab, m.id, scope);
   scope.returned(tab);
-  const owed = scope.owed.get(tab);
-  if (owed) {
-    scope.owed.delete(tab);
-    if (Date.now() - owed.at < OWED_MS) {
-      r.drop(owed.message);
-      return;
-    }
-  }
   const q = url.searchParams;
   const watch = q.get('watch') === 'true' || q.get('watch') === '1';
   // Answer once the upstream informer has synced and is watching: before

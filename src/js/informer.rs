@@ -206,6 +206,7 @@ export interface InformerStatus {
   stalled?: boolean;
   /** Present while a slow handler holds the informer back: its backlog and the bound. */
   heldBack?: { pending: number; limit: number };
+  /** Watch events received and applied, bookmarks included (a bookmark is the server saying the watch is alive). */
   eventsApplied: number;
   cached: number;
   synced: boolean;
