@@ -402,6 +402,16 @@ fn handshake_ends_and_fetch_gets(
     (c, ended)
 }
 
+/// The next watch over the budget opens a WebSocket: no mark was kept.
+fn websocket_is_tried_again(c: &Client, host: &Host) {
+    let (s, _) = open(c, host);
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+    assert_eq!(host.opened.borrow().len(), 2);
+}
+
 #[test]
 fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
     // The server is down: the handshake and the fetch it falls back to both
@@ -413,12 +423,7 @@ fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
     let err = ended.err().expect("no watch");
     assert!(matches!(err, Error::Network { .. }), "{err:?}");
     assert_eq!(host.opened.borrow().len(), 1);
-    let (s, _) = open(&c, &host);
-    assert_eq!(
-        transport(&s),
-        (WatchTransport::WebSocket, TransportReason::OverBudget)
-    );
-    assert_eq!(host.opened.borrow().len(), 2);
+    websocket_is_tried_again(&c, &host);
 }
 
 #[test]
@@ -435,12 +440,7 @@ fn a_handshake_failing_while_fetch_is_refused_too_does_not_keep_websocket_off() 
         ))
     });
     assert_eq!(ended.err().and_then(|e| e.code()), Some(504));
-    let (s, _) = open(&c, &host);
-    assert_eq!(
-        transport(&s),
-        (WatchTransport::WebSocket, TransportReason::OverBudget)
-    );
-    assert_eq!(host.opened.borrow().len(), 2);
+    websocket_is_tried_again(&c, &host);
 }
 
 #[test]
