@@ -261,6 +261,8 @@ class Scope {
     /** When the last upstream error seen happened, and the one that ended a watch still reopening. */
     this.errorAt = 0;
     this.broken = undefined;
+    /** A break to tell the tabs once the watch opened after it has heard from the server. */
+    this.pendingBreak = undefined;
     /** The upstream's last contact with the server the tabs were given, and when an event last went to them. */
     this.relayed = 0;
     this.recordedAt = 0;
@@ -299,6 +301,12 @@ class Scope {
   relayBookmark() {
     if (!this.live || !this.synced || !this.watches.size) return;
     const at = this.informer.status.lastEventAt ?? 0;
+    const pending = this.pendingBreak;
+    if (pending && at > pending.at) {
+      this.pendingBreak = undefined;
+      this.breakWatches(pending.err);
+      return;
+    }
     if (at <= this.relayed) return;
     this.relayed = at;
     if (this.recordedAt >= at) return;
@@ -378,7 +386,9 @@ class Scope {
       if (fresh) this.errorAt = err.at;
       if (fresh && was === 'watching') this.broken = err;
       else if (this.broken && was === 'watching' && reconnected) {
-        if (this.synced) this.breakWatches(this.broken);
+        // Told once the new watch has heard from the server: one that meets
+        // a 410 instead relists, and the tabs list again with it.
+        this.pendingBreak = { err: this.broken, at: Date.now() };
         this.broken = undefined;
       }
       this.liveAt = Date.now();
@@ -387,6 +397,7 @@ class Scope {
       return;
     }
     this.broken = undefined;
+    this.pendingBreak = undefined;
     if (!this.synced) return;
     const err = s.lastError;
     // Waiting requests look again: a failure is theirs to tell (see `serve`).

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { spawnSync } from 'node:child_process';
 import { KubeClient, InformerFactory, type Diff, type KubeObject } from 'kubewasm';
 
 import { openWatches, server, sim, simState as simStateOf, token, until as untilDefault } from './sim.js';
@@ -203,6 +204,24 @@ test('a subscription, a handler or a registration is all an app need keep: with 
   // The last listener gone, nothing holds it: its grace period closes the watch.
   for (const off of offs) off();
   await until(async () => (await openWatches()) === 0);
+});
+
+test('an informer released without ever starting (a server render) leaves nothing that keeps Node running', () => {
+  // The grace period runs on a timer that does not hold the process: a
+  // script that rendered and let go ends at once.
+  const entry = JSON.stringify(import.meta.resolve('kubewasm'));
+  const code = `import(${entry}).then((m) => {
+    const factory = new m.InformerFactory(new m.KubeClient({ server: 'http://127.0.0.1:9' }), { releaseGraceMs: 60000 });
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    pods.release();
+    // Kept, so no collection ends its grace period early.
+    globalThis.kept = [factory, pods];
+    console.log('released');
+  })`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 20_000 });
+  assert.match(r.stdout, /released/, r.stderr);
+  assert.equal(r.signal, null, 'the process ended by itself, before the 20 s deadline (the grace period is 60 s)');
+  assert.equal(r.status, 0, r.stderr);
 });
 
 test('after shutdown, releasing or freeing an informer starts no grace period (no timer keeps Node alive)', async () => {
