@@ -15,6 +15,7 @@ import type {
   EventHandlers,
   EventRegistration,
   GetOptions,
+  HandlerOptions,
   IndexFunc,
   InformerFactoryOptions,
   InformerOptions,
@@ -49,8 +50,11 @@ import type {
 
 /** Handlers by informer event. */
 export interface InformerHandlers<T> {
-  /** An object appeared (or, for a handler added late, was already cached). */
-  add: (obj: T) => void;
+  /**
+   * An object appeared (or, for a handler added late, was already cached). `isInInitialList` is true for the
+   * objects of the first list and for the cache replayed to a handler added late (client-go's `OnAdd`).
+   */
+  add: (obj: T, isInInitialList: boolean) => void;
   /** An object changed: the cached old version, then the new one. */
   update: (oldObj: T, newObj: T) => void;
   /**
@@ -213,7 +217,7 @@ export declare class Informer<T extends KubeObject = KubeObject> {
    * observe changes in the order the cache applied them; registered after
    * start, they first receive every cached object as adds.
    */
-  addEventHandler(handlers: EventHandlers<T>): EventRegistration;
+  addEventHandler(handlers: EventHandlers<T>, options?: HandlerOptions): EventRegistration;
   /** Receive coalesced diffs, at most one per animation frame; returns an unsubscribe function. */
   subscribe(listener: (diff: Diff) => void): () => void;
   /** Every cached object, sorted by namespace and name; the same array until a diff was delivered. */

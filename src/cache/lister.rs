@@ -51,7 +51,8 @@ impl Lister {
         self.list_in(None, selector)
     }
 
-    /// Objects in `namespace` (all namespaces for `None`) matching `selector`.
+    /// Objects in `namespace` (all namespaces for `None` or `""`, client-go's
+    /// `NamespaceAll`) matching `selector`.
     pub fn list_in(&self, namespace: Option<&str>, selector: &LabelSelector) -> Vec<KubeObject> {
         let mut out = Vec::new();
         self.for_each_in(namespace, selector, |o| out.push(o.clone()));
@@ -77,6 +78,8 @@ impl Lister {
         if selector.is_nothing() {
             return;
         }
+        // `""` is every namespace (client-go's `metav1.NamespaceAll`).
+        let namespace = namespace.filter(|n| !n.is_empty());
         let ix = &self.store.indexer;
         let mut probes: Vec<(String, String)> = Vec::new();
         let mut ns_covered = namespace.is_none();
@@ -189,8 +192,11 @@ mod tests {
         assert_eq!(names(l.list_in(Some("a"), &everything)), vec!["a/1", "a/2"]);
         assert_eq!(names(l.list_in(Some("b"), &web)), vec!["b/3", "b/4"]);
         assert!(l.list_in(Some("zzz"), &everything).is_empty());
+        // `""` is every namespace, as `None` is (client-go's `NamespaceAll`).
+        assert_eq!(names(l.list_in(Some(""), &web)), vec!["a/1", "b/3", "b/4"]);
         ix.add_label_index("app").unwrap();
         assert_eq!(names(l.list_in(Some("a"), &web)), vec!["a/1"]);
+        assert_eq!(names(l.list_in(Some(""), &web)), vec!["a/1", "b/3", "b/4"]);
         assert_eq!(
             names(l.list(&LabelSelector::parse("app in (db)").unwrap())),
             vec!["a/2"]

@@ -530,6 +530,10 @@ impl Reflector {
         let mut internal = RetryWindow::new(self.opts.max_internal_error_retry);
         let mut opened = false;
         loop {
+            // RL-10: a watch from "" or "0" starts with synthetic ADDED events
+            // that are not in version order; versions count from the first
+            // other event only.
+            let mut concrete_rv = true;
             let stream = match pending.take() {
                 // The watch-list stream continues as the watch (RL-21).
                 Some(s) => s,
@@ -538,7 +542,10 @@ impl Reflector {
                         self.status.quiet(|s| s.reconnects += 1);
                     }
                     opened = true;
-                    match self.lw.watch(self.watch_params()).await {
+                    let params = self.watch_params();
+                    concrete_rv =
+                        !matches!(params.resource_version.as_deref(), None | Some("" | "0"));
+                    match self.lw.watch(params).await {
                         Ok(s) => {
                             self.show_transport();
                             s
@@ -566,7 +573,7 @@ impl Reflector {
                 }
             };
             self.set_phase(Phase::Watching);
-            let consumed = self.consume(stream, true);
+            let consumed = self.consume(stream, concrete_rv);
             let end = if self.stored.get() {
                 // An expired version arrives at once as an error event: a
                 // watch that has lasted a moment without one confirms the copy.

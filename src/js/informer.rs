@@ -212,6 +212,16 @@ export interface InformerStatus {
   synced: boolean;
 }
 
+/** Options of one `addEventHandler` registration. */
+export interface HandlerOptions {
+  /**
+   * This registration's resync period in ms (client-go's `AddEventHandlerWithResyncPeriod`); 0 for none, less
+   * than 1000 raised to 1000. Resyncs happen only on an informer with `resyncMs` set, checked at its period: a
+   * shorter one here lowers that check before `start()`, and is raised to it after.
+   */
+  resyncMs?: number | undefined;
+}
+
 /**
  * Handlers of one registration (client-go's `ResourceEventHandlerFuncs`).
  * They observe every change in the order the cache applied it, across
@@ -220,8 +230,12 @@ export interface InformerStatus {
  * not stop the others.
  */
 export interface EventHandlers<T extends KubeObject = KubeObject> {
-  /** An object appeared (or, for a registration made after start, was already cached). */
-  add?: ((obj: T) => void) | undefined;
+  /**
+   * An object appeared (or, for a registration made after start, was already cached). `isInInitialList` is true
+   * for the objects of the informer's first list, and for the cache replayed to a registration made after start
+   * (client-go's `OnAdd(obj, isInInitialList)`): code that acts on new objects only can skip those.
+   */
+  add?: ((obj: T, isInInitialList: boolean) => void) | undefined;
   /** An object changed: the cached old version, then the new one. */
   update?: ((oldObj: T, newObj: T) => void) | undefined;
   /**
@@ -908,7 +922,8 @@ impl State {
                         if e.removed.get() {
                             return;
                         }
-                        handled(&weak, e.f.call1(&JsValue::NULL, &to_js(o)));
+                        let initial = JsValue::TRUE;
+                        handled(&weak, e.f.call2(&JsValue::NULL, &to_js(o), &initial));
                     }
                 }));
             }
@@ -1033,7 +1048,9 @@ fn kind_of(n: &Notification) -> EventKind {
 /// Call one JS handler with a notification's arguments.
 fn call_js(f: &Function, n: &Notification) -> Result<JsValue, JsValue> {
     match n {
-        Notification::Add(o, _) => f.call1(&JsValue::NULL, &to_js(o)),
+        Notification::Add(o, initial) => {
+            f.call2(&JsValue::NULL, &to_js(o), &JsValue::from_bool(*initial))
+        }
         Notification::Update(old, new) => f.call2(&JsValue::NULL, &to_js(old), &to_js(new)),
         Notification::Delete(d) => f.call2(
             &JsValue::NULL,
@@ -1824,8 +1841,17 @@ impl Informer {
     pub fn add_event_handler(
         &self,
         #[wasm_bindgen(unchecked_param_type = "EventHandlers")] handlers: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "HandlerOptions")] options: Option<JsValue>,
     ) -> Result<EventRegistration, JsValue> {
         self.state.live()?;
+        let resync = match options.filter(|o| !o.is_undefined() && !o.is_null()) {
+            Some(o) => {
+                options::known_members(&o, &["resyncMs"], "addEventHandler")?;
+                options::number(&o, "resyncMs")?
+                    .map(|ms| options::resync_period(ms).unwrap_or_default())
+            }
+            None => None,
+        };
         let add = options::function(&handlers, "add")?;
         let update = options::function(&handlers, "update")?;
         let delete = options::function(&handlers, "delete")?;
@@ -1847,11 +1873,12 @@ impl Informer {
             }
             None
         });
-        let reg = self
-            .state
-            .inf
-            .add_event_handler(h)
-            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        let inf = &self.state.inf;
+        let reg = match resync {
+            Some(period) => inf.add_event_handler_with_resync(h, period),
+            None => inf.add_event_handler(h),
+        }
+        .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
         let id = self.state.id();
         self.state.regs.borrow_mut().push((id, reg.clone()));
         self.state.pin();

@@ -321,6 +321,10 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
             if requeue {
                 st.order.push(item.clone());
                 wake = st.waiters.pop_front().map(|(_, w)| w);
+                // As client-go's one `Signal`: a waiting `get` takes the item
+                // (and the drain waits for it); with none, the drain ends, the
+                // item left waiting as any never taken.
+                drained = wake.is_none() && st.processing == 0 && st.drain;
             } else {
                 st.items.remove(item);
                 drained = st.processing == 0 && st.drain;
@@ -367,7 +371,8 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
     }
 
     /// Shut down, then wait until every item handed out by `get` is `done`
-    /// (including dirty items re-queued and handed out again). Items still
+    /// (including dirty items re-queued and handed out again to a `get`
+    /// already waiting, or taken before the drain next looks). Items still
     /// waiting and never taken are not waited for (WQ-05). The queue shuts
     /// down at the call, as client-go's does before it waits: an `add` right
     /// after it is ignored even before the returned future is first polled.

@@ -512,6 +512,30 @@ fn rl_10_bookmarks_move_the_rv_and_watch_from_zero_tracks_after_first_non_added(
 }
 
 #[test]
+fn rl_10_a_watch_opened_at_rv_empty_skips_the_versions_of_its_synthetic_adds() {
+    // A server whose list carries no resourceVersion: the watch opens at ""
+    // and begins with ADDED events in no version order.
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("", vec![], None)));
+    r.start();
+    r.clock.advance(Duration::from_secs(2));
+    r.send(WatchEvent::Added(obj("ns/a", 50)));
+    r.send(WatchEvent::Added(obj("ns/b", 7)));
+    assert_eq!(r.reflector.last_sync_resource_version(), "");
+    r.lw.close_watch();
+    r.settle();
+    assert_eq!(r.calls()[1..], ["WATCH rv=", "WATCH rv="]);
+    // From the first other event on, versions are tracked.
+    r.clock.advance(Duration::from_secs(2));
+    r.send(WatchEvent::Added(obj("ns/c", 60)));
+    r.send(WatchEvent::Modified(obj("ns/a", 61)));
+    assert_eq!(r.reflector.last_sync_resource_version(), "61");
+    r.send(WatchEvent::Added(obj("ns/d", 62)));
+    assert_eq!(r.reflector.last_sync_resource_version(), "62");
+    assert_eq!(r.store(), vec!["a@61", "b@7", "c@60", "d@62"]);
+}
+
+#[test]
 fn rl_11_normal_close_rewatches_at_once_from_the_last_rv() {
     let mut r = Rig::new(Rig::opts());
     r.start();

@@ -337,6 +337,32 @@ fn wq_04_drain_with_dirty_item() {
 }
 
 #[test]
+fn wq_04_drain_ends_when_a_dirty_item_is_requeued_and_nobody_takes_it() {
+    // client-go: `Done` re-queues the item and signals; with no `Get`
+    // waiting, the drain wakes, finds nothing processing and returns.
+    let q = queue();
+    q.add("foo");
+    assert_eq!(q.try_get(), Some("foo"));
+    q.add("foo");
+    let drained = Rc::new(Cell::new(false));
+    let (q2, d) = (q.clone(), drained.clone());
+    spawn_local(async move {
+        q2.shut_down_with_drain().await;
+        d.set(true);
+    });
+    run_until_stalled();
+    assert!(!drained.get());
+    q.done(&"foo");
+    run_until_stalled();
+    assert!(drained.get());
+    assert_eq!(
+        (q.len(), q.processing()),
+        (1, 0),
+        "the item is left waiting"
+    );
+}
+
+#[test]
 fn wq_05_drain_waits_for_done() {
     let q = queue();
     q.add("foo");

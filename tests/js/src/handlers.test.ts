@@ -18,10 +18,12 @@ test('waitForSync resolves only after every handler has the initial list', async
   const factory = new InformerFactory(client);
   try {
     const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    // Adds say whether the object came with the initial list (client-go's isInInitialList).
+    const initialFlags = { on: new Map<string, boolean>(), reg: new Map<string, boolean>(), late: new Map<string, boolean>() };
     const viaOn = new Set<string>();
-    pods.on('add', (o) => viaOn.add(keyOf(o)));
+    pods.on('add', (o, initial) => { viaOn.add(keyOf(o)); initialFlags.on.set(keyOf(o), initial); });
     const viaReg = new Set<string>();
-    const reg = pods.addEventHandler({ add: (o) => viaReg.add(keyOf(o)) });
+    const reg = pods.addEventHandler({ add: (o, initial) => { viaReg.add(keyOf(o)); initialFlags.reg.set(keyOf(o), initial); } });
     assert.equal(reg.hasSynced, false);
     factory.start();
     await pods.waitForSync();
@@ -36,9 +38,22 @@ test('waitForSync resolves only after every handler has the initial list', async
     assert.equal(late.size, 2000);
     // So does a late on('add'), and informer.waitForSync() waits for it.
     const lateOn = new Set<string>();
-    pods.on('add', (o) => lateOn.add(keyOf(o)));
+    pods.on('add', (o, initial) => { lateOn.add(keyOf(o)); initialFlags.late.set(keyOf(o), initial); });
     await pods.waitForSync();
     assert.equal(lateOn.size, 2000);
+    for (const [via, flags] of Object.entries(initialFlags)) {
+      assert.equal(flags.size, 2000, via);
+      assert.ok([...flags.values()].every((f) => f === true), `${via}: the first list's adds are flagged initial`);
+    }
+    // An object created now is not.
+    const namespace = pods.getSnapshot()[0]!.metadata.namespace!;
+    const created = await client.resource({ version: 'v1', resource: 'pods', namespace }).create(
+      { metadata: { name: 'made-after-sync' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as KubeObject,
+      {},
+    );
+    const key = keyOf(created);
+    await until(() => initialFlags.on.has(key) && initialFlags.reg.has(key) && initialFlags.late.has(key));
+    assert.deepEqual([initialFlags.on.get(key), initialFlags.reg.get(key), initialFlags.late.get(key)], [false, false, false]);
     lateReg.remove();
     assert.equal(lateReg.isRemoved, true);
     assert.equal(await lateReg.waitForSync(), true, 'synced before it was removed');
@@ -186,11 +201,27 @@ test('resyncMs delivers every cached object again to update handlers, old and ne
     });
     const viaReg = new Set<string>();
     pods.addEventHandler({ update: (oldObj, newObj) => void (oldObj === newObj && viaReg.add(keyOf(newObj))) });
+    // A registration's own period (client-go's AddEventHandlerWithResyncPeriod): none, or a longer one.
+    let none = 0;
+    pods.addEventHandler({ update: (oldObj, newObj) => void (oldObj === newObj && none++) }, { resyncMs: 0 });
+    const slower = new Map<string, number>();
+    pods.addEventHandler({
+      update: (oldObj, newObj) => {
+        if (oldObj === newObj) slower.set(keyOf(newObj), (slower.get(keyOf(newObj)) ?? 0) + 1);
+      },
+    }, { resyncMs: 3000 });
+    assert.throws(() => pods.addEventHandler({ add() {} }, { resync: 5 } as never), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
+    assert.throws(() => pods.addEventHandler({ add() {} }, { resyncMs: -1 }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
     factory.start();
     await pods.waitForSync();
     // Twice for every object through on(), so it is periodic, not a one-off.
     await until(() => viaOn.size === 5 && [...viaOn.values()].every((n) => n >= 2) && viaReg.size === 5);
     assert.deepEqual(new Set(viaOn.keys()), new Set(pods.getSnapshot().map(keyOf)));
+    // The 3 s registration: every object, less often than the 1 s ones.
+    await until(() => slower.size === 5 && [...viaOn.values()].every((n) => n >= 4));
+    const onCounts = Object.fromEntries(viaOn);
+    for (const [k, n] of slower) assert.ok(n * 2 <= onCounts[k]!, `${k}: ${n} resyncs at 3 s, ${onCounts[k]} at 1 s`);
+    assert.equal(none, 0, 'a registration with resyncMs 0 is not resynced');
   } finally {
     factory.shutdown();
   }
