@@ -302,8 +302,8 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
     /// nothing.
     pub fn done(&self, item: &T) {
         let now = self.stamp();
-        let mut wake: Option<Waker> = None;
-        let mut drained = false;
+        let wake: Option<Waker>;
+        let drained;
         {
             let mut guard = self.shared.state.borrow_mut();
             let st = &mut *guard;
@@ -327,6 +327,7 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
                 drained = wake.is_none() && st.processing == 0 && st.drain;
             } else {
                 st.items.remove(item);
+                wake = None;
                 drained = st.processing == 0 && st.drain;
             }
         }
