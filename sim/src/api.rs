@@ -24,8 +24,12 @@ use crate::watch::WatchParams;
 
 /// What a handler produces.
 pub enum Reply {
-    /// A complete response.
+    /// A complete response: a serialized API object, which the API server
+    /// may compress (see compress.rs).
     Full(Response),
+    /// A complete response the API server streams from its source (a pod
+    /// log that does not follow): never compressed.
+    Streamed(Response),
     /// A watch to stream.
     Watch(Box<WatchParams>),
     /// A followed container log to stream.
@@ -150,7 +154,7 @@ fn route(sim: &Sim, req: &Request) -> Result<Reply, ApiError> {
             Ok(if lr.follows() {
                 Reply::Log(Box::new(lr))
             } else {
-                Reply::Full(lr.body(sim))
+                Reply::Streamed(lr.body(sim))
             })
         }
         ("GET", Some(name), sub) => {

@@ -78,6 +78,7 @@ fn stats(sim: &Sim) -> Value {
         "inFlight": s.in_flight.load(Ordering::SeqCst),
         "maxInFlight": s.max_in_flight.load(Ordering::SeqCst),
         "requests": s.requests.load(Ordering::SeqCst),
+        "gzippedResponses": s.gzipped.load(Ordering::SeqCst),
         "churnSteps": s.churn_steps.load(Ordering::Relaxed),
         "floodEvents": s.flood_events.load(Ordering::Relaxed),
         "churn": {"perSec": churn.per_sec, "seed": churn.seed},

@@ -11,6 +11,7 @@
 mod api;
 mod churn;
 mod clock;
+mod compress;
 mod control;
 mod cors;
 mod discovery;
@@ -46,7 +47,7 @@ use crate::store::Store;
 const USAGE: &str =
     "usage: kubewasm-sim [--addr 127.0.0.1] [--port 0] [--seed 1] [--namespaces 3] [--pods 30]
                     [--pod-bytes 2500] [--churn-per-sec 0] [--token TOKEN] [--history 100000]
-                    [--static-dir DIR] [--rv0-unpaginated]";
+                    [--static-dir DIR] [--rv0-unpaginated] [--no-compression]";
 
 struct Options {
     addr: String,
@@ -58,6 +59,9 @@ struct Options {
     static_dir: Option<PathBuf>,
     /// `resourceVersion=0` lists ignore `limit` (the watch cache's way).
     rv0_unpaginated: bool,
+    /// Never gzip responses (the API server with
+    /// `--feature-gates=APIResponseCompression=false`).
+    no_compression: bool,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -75,6 +79,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
         history: 100_000,
         static_dir: None,
         rv0_unpaginated: false,
+        no_compression: false,
     };
     let mut args = args.into_iter();
     while let Some(a) = args.next() {
@@ -110,6 +115,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
             "--history" => o.history = num(&flag, val()?)?,
             "--static-dir" => o.static_dir = Some(PathBuf::from(val()?)),
             "--rv0-unpaginated" => o.rv0_unpaginated = true,
+            "--no-compression" => o.no_compression = true,
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown flag {other}\n{USAGE}")),
         }
@@ -148,7 +154,9 @@ fn main() {
         }
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(opts.port);
-    let sim = Arc::new(Sim::new(store, opts.token, opts.static_dir));
+    let mut sim = Sim::new(store, opts.token, opts.static_dir);
+    sim.compression = !opts.no_compression;
+    let sim = Arc::new(sim);
     {
         let mut c = lock(&sim.churn);
         c.per_sec = opts.churn;
@@ -163,8 +171,13 @@ fn main() {
         eprintln!("kubewasm-sim: cannot start churn: {e}");
     }
     eprintln!(
-        "kubewasm-sim: {} pods in {} namespaces (seed {}), churn {}/s, history {}",
-        opts.seed.pods, opts.seed.namespaces, opts.seed.seed, opts.churn, opts.history
+        "kubewasm-sim: {} pods in {} namespaces (seed {}), churn {}/s, history {}, compression {}",
+        opts.seed.pods,
+        opts.seed.namespaces,
+        opts.seed.seed,
+        opts.churn,
+        opts.history,
+        if opts.no_compression { "off" } else { "on" }
     );
     // The listener is bound, so connections are accepted from here on.
     let host = if opts.addr.contains(':') {
@@ -194,6 +207,8 @@ mod tests {
         assert_eq!((o.port, o.seed.pods, o.seed.namespaces), (8080, 100, 1));
         assert_eq!(o.token.as_deref(), Some("t"));
         assert_eq!(o.churn, 2.5);
+        assert!(!o.no_compression);
+        assert!(parse_args(args("--no-compression")).unwrap().no_compression);
         for bad in ["--port", "--port x", "--nope", "--churn-per-sec -1"] {
             assert!(parse_args(args(bad)).is_err(), "{bad}");
         }

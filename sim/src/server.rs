@@ -1,8 +1,8 @@
 //! Connections and request dispatch: one thread per connection (keep-alive
 //! honoured), CORS preflights, the bearer token, who may use `/sim/*`, API
-//! faults (latency, 429, 500, split bodies), the in-flight counters, and the
-//! hand-off to the API routes, the watch streamer, the control endpoints and
-//! static files.
+//! faults (latency, 429, 500, split bodies), the in-flight counters, response
+//! compression, and the hand-off to the API routes, the watch streamer, the
+//! control endpoints and static files.
 
 use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
@@ -18,7 +18,7 @@ use crate::http::{
 use crate::rng::Rng;
 use crate::state::{lock, Sim};
 use crate::status::ApiError;
-use crate::{control, cors, statics, watch, ws};
+use crate::{compress, control, cors, statics, watch, ws};
 
 /// Accept connections forever.
 pub fn run(listener: TcpListener, sim: Arc<Sim>) {
@@ -165,6 +165,15 @@ fn admin_request(sim: &Arc<Sim>, out: &mut TcpStream, req: &Request) -> bool {
     write_response_with_cors(out, &resp, keep, None, cors_headers).is_ok()
 }
 
+/// An API object's response as the API server sends it: gzipped when large
+/// and the client accepts it (and compression is on).
+fn encoded(sim: &Sim, req: &Request, mut resp: Response) -> Response {
+    if sim.compression && compress::gzip(&mut resp, req) {
+        sim.stats.gzipped.fetch_add(1, Ordering::Relaxed);
+    }
+    resp
+}
+
 fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
     // A refused upgrade closes the connection, as the API server's does
     // (some clients wait for the close before failing the handshake).
@@ -177,8 +186,9 @@ fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
         match ws::parse(req) {
             Ok(up) => Some(up),
             Err(e) => {
+                let resp = encoded(sim, req, api::error_response(&e));
                 in_flight.answered();
-                let _ = write_response(out, &api::error_response(&e), false, None);
+                let _ = write_response(out, &resp, false, None);
                 return false;
             }
         }
@@ -190,9 +200,10 @@ fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
             .as_ref()
             .is_some_and(|u| u.token.as_deref() == Some(t.as_str()));
         if !by_protocol && !cors::has_token(req, t) {
-            in_flight.answered();
             let e = ApiError::new(401, "Unauthorized", "Unauthorized");
-            return write_response(out, &api::error_response(&e), keep, None).is_ok();
+            let resp = encoded(sim, req, api::error_response(&e));
+            in_flight.answered();
+            return write_response(out, &resp, keep, None).is_ok();
         }
     }
     let (latency, forced, split) = {
@@ -229,11 +240,17 @@ fn api_request(sim: &Sim, out: &mut TcpStream, req: &Request) -> bool {
                 "Internal error occurred: injected by kubewasm-sim",
             ),
         };
+        let resp = encoded(sim, req, api::error_response(&e));
         in_flight.answered();
-        return write_response(out, &api::error_response(&e), keep, split.as_mut()).is_ok();
+        return write_response(out, &resp, keep, split.as_mut()).is_ok();
     }
     match api::handle(sim, req) {
         Reply::Full(resp) => {
+            let resp = encoded(sim, req, resp);
+            in_flight.answered();
+            write_response(out, &resp, keep, split.as_mut()).is_ok()
+        }
+        Reply::Streamed(resp) => {
             in_flight.answered();
             write_response(out, &resp, keep, split.as_mut()).is_ok()
         }

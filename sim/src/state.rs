@@ -33,6 +33,8 @@ pub struct Stats {
     pub churn_steps: AtomicU64,
     /// Flood events written.
     pub flood_events: AtomicU64,
+    /// API responses sent gzipped since the last reset.
+    pub gzipped: AtomicU64,
 }
 
 /// One open watch, as the registry sees it.
@@ -82,6 +84,8 @@ pub struct Sim {
     pub bookmark_interval: Duration,
     /// Container logs (see logs.rs).
     pub logs: Mutex<crate::logs::Logs>,
+    /// Gzip large API responses for clients that accept it (see compress.rs).
+    pub compression: bool,
 }
 
 impl Sim {
@@ -101,6 +105,7 @@ impl Sim {
             static_dir,
             bookmark_interval: Duration::from_secs(1),
             logs: Mutex::default(),
+            compression: true,
         }
     }
 
@@ -180,6 +185,7 @@ impl Sim {
     /// `POST /sim/stats/reset`.
     pub fn reset_stats(&self) {
         self.stats.requests.store(0, Ordering::SeqCst);
+        self.stats.gzipped.store(0, Ordering::SeqCst);
         let now = self.stats.in_flight.load(Ordering::SeqCst);
         self.stats.max_in_flight.store(now, Ordering::SeqCst);
     }

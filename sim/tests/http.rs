@@ -1176,3 +1176,120 @@ fn a_closed_watch_is_noticed_while_other_resources_churn() {
         "churn was running"
     );
 }
+
+fn gunzip(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(data)
+        .read_to_end(&mut out)
+        .expect("a gzip body");
+    out
+}
+
+fn gzipped(sim: &Sim) -> u64 {
+    sim.stats()["gzippedResponses"].as_u64().expect("counter")
+}
+
+#[test]
+fn large_responses_are_gzipped_as_the_api_server_does() {
+    // 300 pods of ~2.5 KB: a list of about 750 KB, far over the 128 KiB threshold.
+    let sim = Sim::start(&["--pods", "300"]);
+    let plain = sim.get("/api/v1/pods");
+    assert!(plain.body.len() > 128 * 1024, "{}", plain.body.len());
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.header("vary"), None);
+
+    let gz = sim.request("GET", "/api/v1/pods", &[("Accept-Encoding", "gzip")], b"");
+    assert_eq!(gz.code, 200);
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    assert_eq!(gz.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(gz.header("content-type"), Some("application/json"));
+    assert_eq!(
+        gz.header("content-length"),
+        Some(gz.body.len().to_string().as_str()),
+        "the length of the compressed body"
+    );
+    assert!(gz.body.len() * 4 < plain.body.len(), "{}", gz.body.len());
+    assert_eq!(gunzip(&gz.body), plain.body, "the same JSON, byte for byte");
+    assert_eq!(gzipped(&sim), 1);
+
+    // A browser's header counts; q-values and other spellings do not, as in
+    // the API server (which splits at commas and compares each token whole).
+    let browser = sim.request(
+        "GET",
+        "/api/v1/pods",
+        &[("Accept-Encoding", "gzip, deflate, br, zstd")],
+        b"",
+    );
+    assert_eq!(browser.header("content-encoding"), Some("gzip"));
+    for other in ["identity", "deflate, br", "gzip;q=1.0", "x-gzip", "*"] {
+        let r = sim.request("GET", "/api/v1/pods", &[("Accept-Encoding", other)], b"");
+        assert_eq!(r.header("content-encoding"), None, "{other}");
+        assert_eq!(r.header("vary"), None, "{other}");
+        assert_eq!(r.body, plain.body, "{other}");
+    }
+    assert_eq!(gzipped(&sim), 2);
+
+    // Small answers go as they are: a page, an object, an error, discovery.
+    let ae = [("Accept-Encoding", "gzip")];
+    let page = sim.request("GET", "/api/v1/pods?limit=5", &ae, b"");
+    assert_eq!(page.value()["items"].as_array().map(Vec::len), Some(5));
+    let meta = &page.value()["items"][0]["metadata"];
+    let (ns, name) = (meta["namespace"].as_str(), meta["name"].as_str());
+    let one = sim.request(
+        "GET",
+        &format!(
+            "/api/v1/namespaces/{}/pods/{}",
+            ns.expect("ns"),
+            name.expect("name")
+        ),
+        &ae,
+        b"",
+    );
+    let missing = sim.request("GET", "/api/v1/namespaces/default/pods/nope", &ae, b"");
+    let discovery = sim.request("GET", "/apis/apps/v1", &ae, b"");
+    for (what, r, code) in [
+        ("page", &page, 200),
+        ("object", &one, 200),
+        ("error", &missing, 404),
+        ("discovery", &discovery, 200),
+    ] {
+        assert_eq!(r.code, code, "{what}");
+        assert_eq!(r.header("content-encoding"), None, "{what}");
+        assert_eq!(r.header("vary"), None, "{what}");
+        assert!(r.value().is_object(), "{what}");
+    }
+
+    // A watch is never compressed, however much it replays.
+    let mut w = sim.watch("/api/v1/pods?watch=1", &ae);
+    assert_eq!(w.code, 200);
+    assert_eq!(header(&w.headers, "content-encoding"), None);
+    assert_eq!(header(&w.headers, "vary"), None);
+    for _ in 0..300 {
+        assert_eq!(w.event()["type"], "ADDED");
+    }
+    assert!(w.chunk_sizes.iter().sum::<usize>() > 128 * 1024);
+    assert_eq!(gzipped(&sim), 2);
+
+    // Bodies split by the fault are the compressed bytes, cut anywhere.
+    sim.control("/sim/faults", json!({"splitChunks": true, "seed": 3}));
+    let split = sim.request("GET", "/api/v1/pods", &ae, b"");
+    assert_eq!(split.header("content-encoding"), Some("gzip"));
+    assert_eq!(gunzip(&split.body), plain.body);
+    sim.control("/sim/faults/clear", json!({}));
+
+    // `POST /sim/stats/reset` clears the counter.
+    sim.control("/sim/stats/reset", json!({}));
+    assert_eq!(gzipped(&sim), 0);
+}
+
+#[test]
+fn no_compression_turns_gzip_off() {
+    let sim = Sim::start(&["--pods", "300", "--no-compression"]);
+    let r = sim.request("GET", "/api/v1/pods", &[("Accept-Encoding", "gzip")], b"");
+    assert_eq!(r.code, 200);
+    assert!(r.body.len() > 128 * 1024);
+    assert_eq!(r.header("content-encoding"), None);
+    assert_eq!(r.header("vary"), None);
+    assert_eq!(r.value()["items"].as_array().map(Vec::len), Some(300));
+    assert_eq!(gzipped(&sim), 0);
+}

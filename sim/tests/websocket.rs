@@ -373,3 +373,32 @@ fn split_fragments_messages_and_binary_frames_on_request() {
     assert_eq!(ev["type"], "ADDED");
     assert_eq!(ev["object"]["kind"], "Pod");
 }
+
+#[test]
+fn a_watch_over_websocket_is_never_compressed() {
+    let sim = Sim::start();
+    sim.http(
+        "POST",
+        "/sim/seed",
+        json!({"namespaces": 2, "pods": 300, "seed": 1}),
+    );
+    // What a browser sends on the handshake; the replay is far over the
+    // 128 KiB past which a list would be gzipped.
+    let (code, headers, s) = sim.handshake(
+        "/api/v1/pods?watch=true",
+        &[&token_protocols()],
+        &[("Accept-Encoding", "gzip, deflate, br, zstd")],
+    );
+    assert_eq!(code, 101);
+    assert_eq!(header(&headers, "content-encoding"), None);
+    let mut ws = WebSocket::from_raw_socket(s, Role::Client, None);
+    let mut bytes = 0;
+    for _ in 0..300 {
+        let msg = next_data(&mut ws);
+        bytes += msg.len();
+        let ev: Value = serde_json::from_slice(&msg).expect("a plain JSON event");
+        assert_eq!(ev["type"], "ADDED");
+    }
+    assert!(bytes > 128 * 1024, "{bytes}");
+    assert_eq!(sim.stats()["gzippedResponses"], 0);
+}

@@ -71,6 +71,8 @@ test('the page loads and the pod table reaches the sim\'s pod count', async () =
   const inDom = await page.locator('#table tbody tr:not(.pad)').count();
   assert.ok(inDom > 10 && inDom < 120, `${inDom} rows in the DOM`);
   await until(async () => /watching/.test(await page.textContent('#status')), 5_000, 'watching');
+  // The list of 300 pods (about 750 KB) came gzipped, as the API server sends it to a browser; fetch decoded it.
+  assert.ok((await sim.call('/sim/stats')).gzippedResponses > 0, 'a gzipped list');
   await shot('dashboard-pods');
   assert.deepEqual(pageErrors, []);
 });
