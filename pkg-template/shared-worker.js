@@ -109,9 +109,25 @@ const keyOf = (o) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metada
 const statusBody = (code, reason, message) =>
   JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 
+/**
+ * Tokens the server answered 401 to lately (the last handed out when an
+ * upstream request met a 401): a tab still answering with one, its provider
+ * not yet rotated, is used only when no other tab has a token.
+ */
+const refusedTokens = new Set();
+let lastToken;
+
+function tokenRefused() {
+  if (lastToken === undefined) return;
+  refusedTokens.delete(lastToken);
+  refusedTokens.add(lastToken);
+  if (refusedTokens.size > 16) refusedTokens.delete(refusedTokens.values().next().value);
+}
+
 /** A fresh bearer token from one of the connected tabs (the most recently heard from first). */
 async function tokenFromTabs() {
   const order = [...tabs.values()].filter((t) => t.auth).sort((a, b) => b.seen - a.seen);
+  let refused;
   for (const tab of order) {
     const id = ++tokenSeq;
     const answer = new Promise((resolve) => {
@@ -121,8 +137,11 @@ async function tokenFromTabs() {
     tab.port.postMessage({ t: 'token', id });
     const got = await answer;
     tokenWaits.delete(id);
-    if (typeof got === 'string') return got;
+    if (typeof got !== 'string') continue;
+    if (!refusedTokens.has(got)) return (lastToken = got);
+    refused ??= got;
   }
+  if (refused !== undefined) return (lastToken = refused);
   throw new Error('no connected tab provided a token');
 }
 
@@ -260,6 +279,9 @@ class Scope {
     this.reconnects = 0;
     /** When the last upstream error seen happened, and the one that ended a watch still reopening. */
     this.errorAt = 0;
+    this.refusedAt = 0;
+    /** Whether the upstream informer backed off since it last watched. */
+    this.failed = false;
     this.broken = undefined;
     /** A break to tell the tabs once the watch opened after it has heard from the server. */
     this.pendingBreak = undefined;
@@ -394,10 +416,21 @@ class Scope {
       this.liveAt = Date.now();
       this.told.clear();
       for (const wake of this.waiting.splice(0)) wake();
+      // Tabs an error sent into their own backoff try again now, rather than
+      // when their timers end (up to a minute after the worker recovered).
+      if (this.failed) {
+        this.failed = false;
+        for (const t of tabs.values()) t.port.postMessage({ t: 'recovered' });
+      }
       return;
     }
+    if (s.phase === 'backoff') this.failed = true;
     this.broken = undefined;
     this.pendingBreak = undefined;
+    if (s.phase === 'backoff' && s.lastError?.code === 401 && s.lastError.at > this.refusedAt) {
+      this.refusedAt = s.lastError.at;
+      tokenRefused();
+    }
     if (!this.synced) return;
     const err = s.lastError;
     // Waiting requests look again: a failure is theirs to tell (see `serve`).

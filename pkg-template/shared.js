@@ -5,7 +5,7 @@
 // watches go over a MessagePort to a SharedWorker (`shared-worker.js`) that
 // holds one informer per scope for all tabs. Where that cannot work, the same
 // objects are built on a direct client in the page, and `host` says why.
-import init, { InformerFactory, KubeClient } from './web/index.js';
+import init, { InformerFactory, KubeClient, KubeError } from './web/index.js';
 
 /** How long the worker may take to load the module and answer. */
 const HANDSHAKE_MS = 15_000;
@@ -328,7 +328,7 @@ export async function connectShared(opts) {
           : want === 'worker' && typeof Worker !== 'function' ? 'this environment has no Worker'
             : undefined;
   if (problem) {
-    if (want !== 'auto') throw new TypeError(`kubewasm/shared: ${problem}`);
+    if (want !== 'auto') throw new KubeError(`kubewasm/shared: ${problem}`, 0, 'Invalid');
     return inPage(problem);
   }
   const kind = want === 'auto' ? 'shared-worker' : want;
@@ -363,7 +363,7 @@ export async function connectShared(opts) {
     link?.close();
     worker?.terminate?.();
     lock.release();
-    if (want !== 'auto') throw new Error(`kubewasm/shared: the ${kind} did not start: ${e.message}`);
+    if (want !== 'auto') throw new KubeError(`kubewasm/shared: the ${kind} did not start: ${e.message}`, 0, 'Invalid');
     return inPage(`the ${kind} did not start: ${e.message}`);
   }
   // The tab's informers talk only to the worker: it retries for them, and it
