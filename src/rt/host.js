@@ -70,3 +70,20 @@ export function idleSleep(ms, cancel) {
     if (cancel) cancel.clear = () => { globalThis.clearTimeout(t); resolve(); };
   });
 }
+
+// `f(true)` on the global scope's `online` events and `f(false)` on its
+// `offline` ones, where there are such: a page's window and every kind of
+// worker have them, with `navigator.onLine`; Node, Deno, Bun and workerd do
+// not, and get no listener. Returns whether it listens.
+export function onNetworkChange(f) {
+  try {
+    const g = globalThis;
+    if (typeof g.addEventListener !== 'function' || typeof g.navigator?.onLine !== 'boolean') return false;
+    g.addEventListener('online', () => f(true));
+    g.addEventListener('offline', () => f(false));
+    return true;
+  } catch {
+    // A `navigator` whose getters throw: no events to follow.
+    return false;
+  }
+}
