@@ -92,6 +92,7 @@ pub struct ReflectorOptions {
     /// Periodic resync of the store into the queue while watching (RL-18).
     pub resync_period: Option<Duration>,
     /// Backoff between attempts (RL-16; default [`DEFAULT_REFLECTOR_BACKOFF`]).
+    /// The host's `online` event ends a wait early (RL-25).
     pub backoff: Backoff,
     /// The backoff returns to its first step when this long has passed since
     /// its previous reset (RL-16; default [`DEFAULT_BACKOFF_RESET`]).

@@ -1,5 +1,6 @@
 //! The host's word on its network: a browser's `online` and `offline`
-//! events (a page's window and every kind of worker have them). Informers
+//! events, and in workers (where Chromium fires none) the changes of
+//! `navigator.onLine`, looked at once a second. Informers
 //! use them to retry at once when the network comes back instead of waiting
 //! out a backoff an outage grew, and to re-open a watch that was open while
 //! the network was gone (it may have died without a word: a laptop that
@@ -92,7 +93,7 @@ impl NetworkEvents {
     }
 
     /// Futures waiting for the next `online` (registered, not dropped).
-    #[cfg(test)]
+    #[cfg(all(test, not(target_arch = "wasm32")))]
     pub(crate) fn waiters(&self) -> usize {
         self.inner.borrow().waiters.len()
     }
@@ -160,8 +161,9 @@ impl Drop for Online {
 }
 
 /// The module's network events, fed by the host's `online` and `offline`
-/// events where it has them (one listener each, on the global scope, added
-/// at the first call); elsewhere a source that never fires.
+/// events where it has them (one listener each on the global scope, and in
+/// a worker one timer that reads `navigator.onLine`, added at the first
+/// call); elsewhere a source that never fires.
 pub fn host_network() -> NetworkEvents {
     thread_local! {
         static HOST: NetworkEvents = platform::listen(NetworkEvents::new());
@@ -252,10 +254,7 @@ mod tests {
     #[test]
     fn a_dropped_waiter_leaves_nothing_behind() {
         let net = NetworkEvents::new();
-        let task = spawn_local({
-            let online = net.online();
-            async move { online.await }
-        });
+        let task = spawn_local(net.online());
         run_until_stalled();
         assert_eq!(net.waiters(), 1);
         task.abort();
