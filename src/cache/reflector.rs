@@ -435,21 +435,21 @@ impl Reflector {
     /// the backoff's next step would only delay), but not before `floor`,
     /// which the server asked for.
     async fn wait_out(&self, wait: Duration, floor: Duration) {
-        let start = self.clock.now();
-        let show = |d: Duration| {
-            let at = self.clock.wall_millis() + d.as_secs_f64() * 1000.0;
+        let not_before = self.clock.now() + floor;
+        let mut wait = wait;
+        loop {
+            let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
             self.status.update(|s| {
                 s.phase = Phase::Backoff;
                 s.next_retry_at_ms = Some(at);
             });
-        };
-        show(wait);
-        let online = self.network.online();
-        if let Either::Right(((), _)) = select(self.clock.sleep(wait), online).await {
-            let left = (start + floor).saturating_duration_since(self.clock.now());
-            if !left.is_zero() {
-                show(left);
-                self.clock.sleep(left).await;
+            let online = self.network.online();
+            if let Either::Left(_) = select(self.clock.sleep(wait), online).await {
+                return;
+            }
+            wait = not_before.saturating_duration_since(self.clock.now());
+            if wait.is_zero() {
+                return;
             }
         }
     }

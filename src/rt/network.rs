@@ -123,39 +123,36 @@ impl Online {
     }
 }
 
+/// Take the waiter `id` (if any) out of the registered ones.
+fn deregister(id: &mut Option<u64>, i: &mut Inner) {
+    if let Some(id) = id.take() {
+        if let Some(at) = i.waiters.iter().position(|(w, _)| *w == id) {
+            i.waiters.swap_remove(at);
+        }
+    }
+}
+
 impl Future for Online {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        let mut i = this.inner.borrow_mut();
-        if i.last_online != this.since {
-            if let Some(id) = this.id.take() {
-                i.waiters.retain(|(w, _)| *w != id);
-            }
+        let Online { inner, since, id } = &mut *self;
+        let mut i = inner.borrow_mut();
+        deregister(id, &mut i);
+        if i.last_online != *since {
             return Poll::Ready(());
         }
-        match this.id {
-            Some(id) => match i.waiters.iter_mut().find(|(w, _)| *w == id) {
-                Some((_, w)) => w.clone_from(cx.waker()),
-                None => i.waiters.push((id, cx.waker().clone())),
-            },
-            None => {
-                let id = i.next_id;
-                i.next_id = i.next_id.wrapping_add(1);
-                i.waiters.push((id, cx.waker().clone()));
-                this.id = Some(id);
-            }
-        }
+        i.next_id = i.next_id.wrapping_add(1);
+        let new = i.next_id;
+        i.waiters.push((new, cx.waker().clone()));
+        *id = Some(new);
         Poll::Pending
     }
 }
 
 impl Drop for Online {
     fn drop(&mut self) {
-        if let Some(id) = self.id {
-            if let Ok(mut i) = self.inner.try_borrow_mut() {
-                i.waiters.retain(|(w, _)| *w != id);
-            }
+        if let Ok(mut i) = self.inner.try_borrow_mut() {
+            deregister(&mut self.id, &mut i);
         }
     }
 }
@@ -166,9 +163,14 @@ impl Drop for Online {
 /// call); elsewhere a source that never fires.
 pub fn host_network() -> NetworkEvents {
     thread_local! {
-        static HOST: NetworkEvents = platform::listen(NetworkEvents::new());
+        static HOST: RefCell<Option<NetworkEvents>> = const { RefCell::new(None) };
     }
-    HOST.try_with(NetworkEvents::clone).unwrap_or_default()
+    HOST.try_with(|h| {
+        h.borrow_mut()
+            .get_or_insert_with(|| platform::listen(NetworkEvents::new()))
+            .clone()
+    })
+    .unwrap_or_default()
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -118,9 +118,12 @@ impl Reflector {
                 // Presumed dead (see `WatchEnd::NetworkBack`): start over.
                 return Err(Attempt::Again);
             }
-            let next = match select(stream.next(), &mut online).await {
+            // The shape of the watch's own wait (one copy of its code);
+            // a relist asked for meanwhile waits for the watch.
+            let relist = self.relist_notify.notified();
+            let next = match select(stream.next(), select(relist, &mut online)).await {
                 Either::Left((next, _)) => next,
-                Either::Right(((), _)) => continue,
+                Either::Right(_) => continue,
             };
             match next {
                 None | Some(Err(Error::Network { .. } | Error::Timeout { .. })) => {
