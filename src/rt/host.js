@@ -94,17 +94,21 @@ export function onNetworkChange(f) {
     g.addEventListener('online', () => tell(true));
     g.addEventListener('offline', () => tell(false));
     if (typeof g.WorkerGlobalScope === 'function' && g instanceof g.WorkerGlobalScope) {
-      const t = g.setInterval(() => {
-        let now;
-        try {
-          now = g.navigator.onLine;
-        } catch {
-          return;
-        }
-        if (typeof now === 'boolean' && now !== last) tell(now);
-      }, POLL_MS);
-      // Housekeeping only: never what keeps a host running.
-      if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+      try {
+        const t = g.setInterval(() => {
+          let now;
+          try {
+            now = g.navigator.onLine;
+          } catch {
+            return;
+          }
+          if (typeof now === 'boolean' && now !== last) tell(now);
+        }, POLL_MS);
+        // Housekeeping only: never what keeps a host running.
+        if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+      } catch {
+        // A host that allows no timer here: the events alone.
+      }
     }
     return true;
   } catch {
