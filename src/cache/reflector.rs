@@ -19,9 +19,14 @@
 //! | other error opening a watch, or a list failure | error handler, backoff, relist (RL-14/17) |
 //! | no bytes and no bookmark for the idle timeout | the stream ends with a timeout: like a dropped connection |
 //! | events of another kind, `Table` objects | skipped, RV unchanged (RL-09/24) |
+//! | the host says `online` after an `offline` seen since the watch opened | the watch is presumed dead: re-watch at once from the last RV |
 //!
 //! Backoff: 800 ms doubling to 30 s, each wait plus up to 100 % jitter,
 //! reset two minutes after the previous reset ([`BackoffManager`], RL-16).
+//! The host's `online` event ([`NetworkEvents`]) ends every wait at once
+//! (not before a wait the server asked for, `Retry-After`), without moving
+//! the backoff's step: after an outage the retry comes when the network is
+//! back, not up to a minute later. client-go has no such signal.
 //! Watches ask for bookmarks and a server timeout drawn from [300, 600) s
 //! (RL-08). Event RVs are tracked last-event-wins; a watch that started from
 //! `""`/`"0"` records RVs only after its first non-ADDED event (RL-10).
@@ -72,7 +77,7 @@ use super::keys::DeltaObject;
 use super::list_watch::{EventStream, ListerWatcher};
 use super::status::{Failure, Phase, StatusCell, StatusError};
 use crate::rest::{Error, KubeObject, ListParams, OnItem, WatchEvent, WatchParams};
-use crate::rt::{Backoff, Instant, Notify, Rng, SharedClock, Sleep};
+use crate::rt::{Backoff, Instant, NetworkEvents, NetworkMark, Notify, Rng, SharedClock, Sleep};
 
 /// How a reflector behaves.
 #[derive(Clone, Debug)]
@@ -87,6 +92,7 @@ pub struct ReflectorOptions {
     /// Periodic resync of the store into the queue while watching (RL-18).
     pub resync_period: Option<Duration>,
     /// Backoff between attempts (RL-16; default [`DEFAULT_REFLECTOR_BACKOFF`]).
+    /// The host's `online` event ends a wait early (RL-25).
     pub backoff: Backoff,
     /// The backoff returns to its first step when this long has passed since
     /// its previous reset (RL-16; default [`DEFAULT_BACKOFF_RESET`]).
@@ -153,6 +159,9 @@ enum WatchEnd {
     TooManyRequests(Option<Duration>),
     /// A 500: re-watch if the internal-error window allows, else relist.
     Internal,
+    /// The network went away while the watch was open and is back: the
+    /// watch may have died without a word. Re-watch at once.
+    NetworkBack,
 }
 
 #[derive(Default)]
@@ -198,6 +207,7 @@ pub struct Reflector {
     resync_at: Cell<Option<Instant>>,
     /// Seeded from a stored copy that the server has not confirmed yet.
     stored: Cell<bool>,
+    network: NetworkEvents,
 }
 
 /// A 410 whose reason is `Expired` (PG-04: `Gone` does not count for continue tokens).
@@ -235,7 +245,16 @@ impl Reflector {
             rng: RefCell::new(Rng::with_seed(seed)),
             resync_at: Cell::new(None),
             stored: Cell::new(false),
+            network: crate::rt::host_network(),
         }
+    }
+
+    /// React to `network` instead of the host's `online` and `offline`
+    /// events ([`host_network`](crate::rt::host_network)).
+    #[must_use]
+    pub fn with_network(mut self, network: NetworkEvents) -> Self {
+        self.network = network;
+        self
     }
 
     /// Receive the errors that end a cycle (RL-17), and network errors
@@ -403,20 +422,36 @@ impl Reflector {
         self.replaced();
     }
 
-    /// Wait one backoff step (at least `floor`), showing it in the status.
+    /// Wait one backoff step (at least `floor`, the server's `Retry-After`),
+    /// showing it in the status.
     async fn back_off(&self, backoff: &mut BackoffManager, floor: Option<Duration>) {
-        let wait = backoff.next_delay().max(floor.unwrap_or_default());
-        self.wait_out(wait).await;
+        let floor = floor.unwrap_or_default();
+        let wait = backoff.next_delay().max(floor);
+        self.wait_out(wait, floor).await;
     }
 
-    /// Wait `wait` in the `Backoff` phase, showing when the next try is.
-    async fn wait_out(&self, wait: Duration) {
-        let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
-        self.status.update(|s| {
-            s.phase = Phase::Backoff;
-            s.next_retry_at_ms = Some(at);
-        });
-        self.clock.sleep(wait).await;
+    /// Wait `wait` in the `Backoff` phase, showing when the next try is. An
+    /// `online` from the host ends the wait early (a retry then has a chance
+    /// the backoff's next step would only delay), but not before `floor`,
+    /// which the server asked for.
+    async fn wait_out(&self, wait: Duration, floor: Duration) {
+        let not_before = self.clock.now() + floor;
+        let mut wait = wait;
+        loop {
+            let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
+            self.status.update(|s| {
+                s.phase = Phase::Backoff;
+                s.next_retry_at_ms = Some(at);
+            });
+            let online = self.network.online();
+            if let Either::Left(_) = select(self.clock.sleep(wait), online).await {
+                return;
+            }
+            wait = not_before.saturating_duration_since(self.clock.now());
+            if wait.is_zero() {
+                return;
+            }
+        }
     }
 
     /// Run until the task is dropped or aborted (which cancels every request
@@ -494,7 +529,7 @@ impl Reflector {
     /// One list-and-watch cycle. `Ok` = end quietly (backoff, relist);
     /// `Err` = report, backoff, relist.
     pub(crate) async fn list_and_watch(&self, backoff: &mut BackoffManager) -> Result<(), Error> {
-        let mut pending: Option<EventStream> = None;
+        let mut pending: Option<(EventStream, NetworkMark)> = None;
         let try_watch_list = self.opts.use_watch_list
             && self.lw.supports_watch_list()
             && !self.state.borrow().watch_list_rejected;
@@ -522,7 +557,7 @@ impl Reflector {
     /// Watch (re-watching after clean closes) until the cycle must end.
     async fn watch_loop(
         &self,
-        mut pending: Option<EventStream>,
+        mut pending: Option<(EventStream, NetworkMark)>,
         backoff: &mut BackoffManager,
     ) -> Result<(), Error> {
         self.resync_at
@@ -534,7 +569,9 @@ impl Reflector {
             // that are not in version order; versions count from the first
             // other event only.
             let mut concrete_rv = true;
-            let stream = match pending.take() {
+            // The network's history from before the watch opened: an
+            // `offline` while it opens may leave it dead too.
+            let (stream, since) = match pending.take() {
                 // The watch-list stream continues as the watch (RL-21).
                 Some(s) => s,
                 None => {
@@ -542,13 +579,14 @@ impl Reflector {
                         self.status.quiet(|s| s.reconnects += 1);
                     }
                     opened = true;
+                    let since = self.network.mark();
                     let params = self.watch_params();
                     concrete_rv =
                         !matches!(params.resource_version.as_deref(), None | Some("" | "0"));
                     match self.lw.watch(params).await {
                         Ok(s) => {
                             self.show_transport();
-                            s
+                            (s, since)
                         }
                         // A 429 or a 5xx asking to wait: client-go's rest
                         // client retries both inside the request.
@@ -573,7 +611,7 @@ impl Reflector {
                 }
             };
             self.set_phase(Phase::Watching);
-            let consumed = self.consume(stream, concrete_rv);
+            let consumed = self.consume(stream, concrete_rv, since);
             let end = if self.stored.get() {
                 // An expired version arrives at once as an error event: a
                 // watch that has lasted a moment without one confirms the copy.
@@ -590,13 +628,14 @@ impl Reflector {
                 consumed.await
             };
             match end {
-                WatchEnd::Closed => {}
+                WatchEnd::Closed | WatchEnd::NetworkBack => {}
                 WatchEnd::ClosedEarly => {
                     // The watch did work: the first step every time, not a
                     // growing one, so such a server is asked about once a
                     // second and the cache is never minutes behind it.
                     let r = self.rng.borrow_mut().next_f64();
-                    self.wait_out(self.opts.backoff.delay(0, r)).await;
+                    self.wait_out(self.opts.backoff.delay(0, r), Duration::ZERO)
+                        .await;
                 }
                 WatchEnd::Relist => return Ok(()),
                 WatchEnd::TooManyRequests(floor) => self.back_off(backoff, floor).await,
@@ -824,22 +863,35 @@ impl Reflector {
     }
 
     /// Apply one watch stream until it ends. `concrete_rv`: the watch started
-    /// from a real RV, so every event's RV is recorded (RL-10).
-    async fn consume(&self, mut stream: EventStream, concrete_rv: bool) -> WatchEnd {
+    /// from a real RV, so every event's RV is recorded (RL-10). `since`: the
+    /// network's history from before the watch opened.
+    async fn consume(
+        &self,
+        mut stream: EventStream,
+        concrete_rv: bool,
+        since: NetworkMark,
+    ) -> WatchEnd {
         let started = self.clock.now();
         let mut events = 0u64;
         let mut track_rv = concrete_rv;
         let mut timer = self.resync_timer();
+        let mut online = self.network.online();
         loop {
             let relist = self.relist_notify.notified();
             if self.relist_requested.get() {
                 return WatchEnd::Relist;
             }
-            let next = select(stream.next(), relist);
+            if online.fired() {
+                online = self.network.online();
+            }
+            if self.network.back_online_since(since) {
+                return WatchEnd::NetworkBack;
+            }
+            let next = select(stream.next(), select(relist, &mut online));
             let item = match timer.as_mut() {
                 Some(t) => match select(next, t).await {
                     Either::Left((Either::Left((item, _)), _)) => item,
-                    Either::Left((Either::Right(((), _)), _)) => continue,
+                    Either::Left((Either::Right(_), _)) => continue,
                     Either::Right(((), _)) => {
                         self.on_resync_timer();
                         timer = self.resync_timer();
@@ -848,7 +900,7 @@ impl Reflector {
                 },
                 None => match next.await {
                     Either::Left((item, _)) => item,
-                    Either::Right(((), _)) => continue,
+                    Either::Right(_) => continue,
                 },
             };
             match item {

@@ -92,7 +92,10 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   queue?: 'delta' | 'real' | undefined;
   /**
    * Waits between attempts after an error or a relist (client-go's defaults:
-   * 800 ms doubling to 30 s, each wait up to twice its base at random).
+   * 800 ms doubling to 30 s, each wait up to twice its base at random). In a
+   * browser, the network coming back (`online`) ends a wait at once (not one
+   * the server asked for with `Retry-After`); the next wait is still the next
+   * step.
    */
   backoff?: { initialMs?: number | undefined; capMs?: number | undefined } | undefined;
   /**
@@ -165,7 +168,9 @@ export interface InformerStatus {
    * `stored`: showing a copy restored from IndexedDB (see `storedAt`) while the watch opens; it stays `stored`
    * while the server cannot be reached, with `lastError` and `nextRetryAt` set as in `backoff`.
    * `watching`: the list is in the cache and a watch is open or opening (`transport` is set once one opened); a
-   * watch that cannot be opened turns it to `backoff` with the error.
+   * watch that cannot be opened turns it to `backoff` with the error. A watch that was open when the browser went
+   * `offline` is opened again from its resourceVersion when it is back `online` (it may have died without a word,
+   * as over a laptop's sleep); otherwise a silent watch is found by its 90 s idle limit.
    */
   phase: 'idle' | 'stored' | 'listing' | 'watching' | 'backoff' | 'paused' | 'stopped';
   /** Epoch ms at which the cached copy was stored; present (and `phase` is `stored`) until a watch or list confirmed it. */
@@ -174,7 +179,10 @@ export interface InformerStatus {
   persistence?: { enabled: boolean; warning?: string };
   /** With a factory's `host` option: where the lists and watches are served from. */
   host?: InformerHost;
-  /** While backing off (also in `stored`, until the server answers): epoch ms of the next attempt. */
+  /**
+   * While backing off (also in `stored`, until the server answers): epoch ms of the next attempt. In a browser the
+   * attempt comes sooner when the network comes back (`online`): a wait grown by an outage does not outlast it.
+   */
   nextRetryAt?: number;
   /** Items received by the current list so far. */
   listed: number;

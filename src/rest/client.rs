@@ -394,6 +394,9 @@ impl Client {
         let transport = self.0.transport.clone();
         let gate = self.0.gate.clone();
         let max_body = self.0.config.max_response_bytes;
+        // Whether the headers came, for a timeout to say which part was late.
+        let headers_in = std::cell::Cell::new(false);
+        let got_headers = &headers_in;
         let work = async move {
             // The slot is held only until the response headers arrive.
             let permit = match &gate {
@@ -401,6 +404,7 @@ impl Client {
                 None => None,
             };
             let mut resp = transport.send(http).await?;
+            got_headers.set(true);
             drop(permit);
             let ok = if watch {
                 resp.status == 200
@@ -423,7 +427,11 @@ impl Client {
                 match select(work, self.0.clock.sleep(d)).await {
                     Either::Left((r, _)) => r?,
                     Either::Right(_) => {
-                        return Err(Error::timeout(format!("no complete response within {d:?}")))
+                        return Err(Error::timeout(if headers_in.get() {
+                            format!("the response body did not complete within {d:?}")
+                        } else {
+                            format!("no response headers within {d:?}")
+                        }))
                     }
                 }
             }

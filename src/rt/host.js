@@ -70,3 +70,49 @@ export function idleSleep(ms, cancel) {
     if (cancel) cancel.clear = () => { globalThis.clearTimeout(t); resolve(); };
   });
 }
+
+// `f(true)` when the global scope says the network is back (`online`) and
+// `f(false)` when it is gone (`offline`), where there is such a word: a page's
+// window and every kind of worker have `navigator.onLine`; Node, Deno, Bun
+// and workerd do not, and get neither listener nor timer. Returns whether it
+// listens.
+//
+// Chromium updates `navigator.onLine` in workers (dedicated and shared) but
+// fires no events there, so a worker also looks at it once a second and
+// tells each change the events did not.
+const POLL_MS = 1000;
+
+export function onNetworkChange(f) {
+  try {
+    const g = globalThis;
+    if (typeof g.addEventListener !== 'function' || typeof g.navigator?.onLine !== 'boolean') return false;
+    let last = g.navigator.onLine;
+    const tell = (online) => {
+      last = online;
+      f(online);
+    };
+    g.addEventListener('online', () => tell(true));
+    g.addEventListener('offline', () => tell(false));
+    if (typeof g.WorkerGlobalScope === 'function' && g instanceof g.WorkerGlobalScope) {
+      try {
+        const t = g.setInterval(() => {
+          let now;
+          try {
+            now = g.navigator.onLine;
+          } catch {
+            return;
+          }
+          if (typeof now === 'boolean' && now !== last) tell(now);
+        }, POLL_MS);
+        // Housekeeping only: never what keeps a host running.
+        if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+      } catch {
+        // A host that allows no timer here: the events alone.
+      }
+    }
+    return true;
+  } catch {
+    // A `navigator` whose getters throw: no word to follow.
+    return false;
+  }
+}

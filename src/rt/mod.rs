@@ -10,6 +10,9 @@
 //!   Natively the executor is a thread-local pool that `block_on` drives.
 //! * [`Backoff`]: the one exponential backoff shape (request retries and the
 //!   reflector's relist backoff).
+//! * [`NetworkEvents`] / [`host_network`]: the host's `online` and `offline`
+//!   events (browsers only), which cut a reflector's backoff short and
+//!   re-open a watch that was open while the network was gone.
 //!
 //! Crate-internal: a single-threaded "something changed" signal, a seedable
 //! generator for jitter (no OS entropy needed in wasm), a fast hasher for the
@@ -22,6 +25,7 @@ mod exec;
 mod fake_clock;
 pub(crate) mod fx;
 mod heap;
+mod network;
 mod notify;
 mod rand;
 pub(crate) mod sort;
@@ -32,6 +36,7 @@ pub use clock::{real_clock, Clock, SharedClock, Sleep};
 #[cfg(not(target_arch = "wasm32"))]
 pub use exec::block_on;
 pub use exec::{spawn_local, yield_now, TaskHandle};
+pub use network::{host_network, NetworkEvents, NetworkMark, Online};
 pub use time::Instant;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

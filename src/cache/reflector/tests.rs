@@ -60,6 +60,8 @@ struct Rig {
     indexer: Indexer,
     reflector: Rc<Reflector>,
     errors: Rc<RefCell<Vec<String>>>,
+    /// The host's `online` and `offline` events, as the test fires them.
+    net: NetworkEvents,
     task: Option<TaskHandle>,
 }
 
@@ -76,6 +78,7 @@ impl Rig {
         });
         let errors: Rc<RefCell<Vec<String>>> = Rc::default();
         let e2 = errors.clone();
+        let net = NetworkEvents::new();
         let reflector = Rc::new(
             Reflector::new(
                 Rc::new(lw.clone()),
@@ -86,7 +89,8 @@ impl Rig {
             )
             .with_error_handler(Some(Rc::new(move |e: &Error| {
                 e2.borrow_mut().push(e.to_string())
-            }))),
+            })))
+            .with_network(net.clone()),
         );
         Rig {
             clock,
@@ -95,6 +99,7 @@ impl Rig {
             indexer,
             reflector,
             errors,
+            net,
             task: None,
         }
     }
@@ -506,7 +511,8 @@ fn rl_10_bookmarks_move_the_rv_and_watch_from_zero_tracks_after_first_non_added(
     drop(tx);
     let refl = r.reflector.clone();
     crate::rt::block_on(async move {
-        refl.consume(rx.boxed_local(), false).await;
+        let since = refl.network.mark();
+        refl.consume(rx.boxed_local(), false, since).await;
     });
     assert_eq!(r.reflector.last_sync_resource_version(), "5");
 }
@@ -1141,4 +1147,160 @@ fn a_server_answering_every_watch_with_410_still_meets_a_growing_backoff() {
         "{:?}",
         r.calls()
     );
+}
+
+/// Backoff steps of 10, 20, 40 s without jitter: an outage's wait is long.
+fn slow_backoff() -> ReflectorOptions {
+    ReflectorOptions {
+        backoff: Backoff {
+            initial: Duration::from_secs(10),
+            factor: 2.0,
+            max: Duration::from_secs(60),
+            jitter: 0.0,
+        },
+        ..Default::default()
+    }
+}
+
+fn watches(r: &Rig) -> usize {
+    r.calls().iter().filter(|c| c.starts_with("WATCH")).count()
+}
+
+fn assert_next_retry_in(r: &Rig, secs: f64) {
+    let s = r.status();
+    assert_eq!(s.phase, Phase::Backoff);
+    let at = s.next_retry_at_ms.expect("a next retry");
+    let want = r.clock.wall_millis() + secs * 1000.0;
+    assert!((at - want).abs() < 1.0, "next retry at {at}, want {want}");
+}
+
+#[test]
+fn rl_25_online_ends_a_watch_backoff_at_once_and_keeps_its_step() {
+    let mut r = Rig::new(slow_backoff());
+    for _ in 0..3 {
+        r.lw.push_watch_error(Error::network("Failed to fetch"));
+    }
+    r.start();
+    r.advance(10.0);
+    assert_eq!(watches(&r), 2);
+    assert_next_retry_in(&r, 20.0);
+    r.net.went_offline();
+    r.advance(5.0);
+    assert_eq!(watches(&r), 2, "offline changes nothing");
+    r.net.came_online();
+    r.settle();
+    // Tried at 15 s, not at the 30 s deadline; it failed again, and the next
+    // wait is the step after, not the first one.
+    assert_eq!(watches(&r), 3);
+    assert_next_retry_in(&r, 40.0);
+    r.advance(1.0);
+    r.net.came_online();
+    r.settle();
+    assert_eq!(watches(&r), 4);
+    assert_eq!(r.status().phase, Phase::Watching);
+    assert_eq!(r.status().next_retry_at_ms, None);
+    // The old deadlines pass with nothing more asked, and an `online` with
+    // no `offline` since the watch opened leaves it be.
+    r.advance(60.0);
+    r.net.came_online();
+    r.settle();
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "WATCH rv=1",
+            "WATCH rv=1",
+            "WATCH rv=1",
+            "WATCH rv=1"
+        ]
+    );
+    assert_eq!(r.lw.open_watches(), 1);
+}
+
+#[test]
+fn rl_25_online_ends_the_wait_before_a_relist_but_not_a_wait_the_server_asked_for() {
+    let mut r = Rig::new(slow_backoff());
+    r.lw.push_list(Err(api_err(503, "ServiceUnavailable")));
+    let body = br#"{"kind":"Status","status":"Failure","reason":"TooManyRequests","code":429}"#;
+    r.lw.push_list(Err(Error::from_response(429, body, Some(30))));
+    r.start();
+    assert_next_retry_in(&r, 10.0);
+    r.advance(2.0);
+    r.net.came_online();
+    r.settle();
+    assert_eq!(r.calls().len(), 2, "listed again at the wake");
+    // The server asked for 30 s: the wake shortens the 20 s step's jitter-free
+    // wait to no less than that.
+    assert_next_retry_in(&r, 30.0);
+    r.advance(5.0);
+    r.net.came_online();
+    r.settle();
+    assert_eq!(r.calls().len(), 2, "the server's wait is kept");
+    assert_next_retry_in(&r, 25.0);
+    r.advance(24.9);
+    assert_eq!(r.calls().len(), 2);
+    r.advance(0.2);
+    assert_eq!(
+        r.calls(),
+        vec![
+            "LIST rv=0 limit=500",
+            "LIST rv=0 limit=500",
+            "LIST rv=0 limit=500",
+            "WATCH rv=1"
+        ]
+    );
+    assert_eq!(r.status().phase, Phase::Watching);
+}
+
+#[test]
+fn rl_25_a_watch_open_across_offline_and_online_is_reopened_from_the_last_rv() {
+    let mut r = Rig::new(Rig::opts());
+    r.lw.push_list(Ok(page("3", vec![obj("ns/a", 3)], None)));
+    r.start();
+    r.clock.advance(Duration::from_secs(5));
+    r.send(WatchEvent::Modified(obj("ns/a", 4)));
+    r.net.went_offline();
+    r.settle();
+    assert_eq!(r.lw.open_watches(), 1, "offline alone keeps the watch");
+    r.net.came_online();
+    r.settle();
+    // At once (the clock has not moved), from the last RV, without a list.
+    assert_eq!(
+        r.calls(),
+        vec!["LIST rv=0 limit=500", "WATCH rv=3", "WATCH rv=4"]
+    );
+    assert_eq!(r.lw.open_watches(), 1, "the old watch was closed");
+    let s = r.status();
+    assert_eq!((s.phase, s.reconnects, s.relists), (Phase::Watching, 1, 0));
+    r.send(WatchEvent::Modified(obj("ns/a", 5)));
+    assert_eq!(r.store(), vec!["a@5"]);
+    // A 410 on the watch opened again relists, as any expired watch does.
+    r.send(status_event(410, "Expired"));
+    r.advance(1.0);
+    assert_eq!(r.calls()[3], "LIST rv=5 limit=0");
+}
+
+#[test]
+fn rl_25_a_watch_list_open_across_offline_and_online_starts_over_or_rewatches() {
+    let mut opts = Rig::opts();
+    opts.use_watch_list = true;
+    let mut r = Rig::new(opts);
+    r.start();
+    r.send(WatchEvent::Added(obj("ns/p1", 1)));
+    r.net.went_offline();
+    r.net.came_online();
+    r.settle();
+    assert_eq!(r.calls(), vec!["WATCHLIST rv=", "WATCHLIST rv="]);
+    r.send(WatchEvent::Added(obj("ns/p1", 1)));
+    r.send(bookmark(2, true));
+    assert_eq!(r.store(), vec!["p1@1"]);
+    r.net.went_offline();
+    r.net.came_online();
+    r.settle();
+    assert_eq!(
+        r.calls(),
+        vec!["WATCHLIST rv=", "WATCHLIST rv=", "WATCH rv=2"],
+        "after the initial events, a re-watch from the bookmark's RV"
+    );
+    assert_eq!(r.lw.open_watches(), 1);
 }

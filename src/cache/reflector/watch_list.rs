@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use futures::future::{select, Either};
 use futures::StreamExt;
 
 use super::{is_internal, BackoffManager, Reflector, VERY_SHORT_WATCH};
@@ -16,6 +17,7 @@ use crate::cache::list_watch::EventStream;
 use crate::cache::status::Phase;
 use crate::rest::{Error, KubeObject, WatchEvent, WatchParams};
 use crate::rt::fx::FxHashMap;
+use crate::rt::NetworkMark;
 
 /// How one watch-list attempt ended, when it did not produce a stream.
 enum Attempt {
@@ -30,10 +32,11 @@ enum Attempt {
 impl Reflector {
     /// `Ok(Some(stream))`: synced, the stream continues as the watch.
     /// `Ok(None)`: fall back to list + watch in this cycle (RL-23).
+    /// The mark is the network's history from before the stream opened.
     pub(super) async fn watch_list(
         &self,
         backoff: &mut BackoffManager,
-    ) -> Result<Option<EventStream>, Error> {
+    ) -> Result<Option<(EventStream, NetworkMark)>, Error> {
         self.status.update(|s| {
             s.phase = Phase::Listing;
             s.next_retry_at_ms = None;
@@ -96,7 +99,8 @@ impl Reflector {
         Attempt::Fallback
     }
 
-    async fn watch_list_once(&self) -> Result<EventStream, Attempt> {
+    async fn watch_list_once(&self) -> Result<(EventStream, NetworkMark), Attempt> {
+        let since = self.network.mark();
         let mut stream = match self.lw.watch(self.watch_list_params()).await {
             Ok(s) => s,
             Err(e) => return Err(self.watch_list_error(&e, true)),
@@ -105,8 +109,23 @@ impl Reflector {
         let mut events = 0u64;
         let mut temp: FxHashMap<String, KubeObject> = FxHashMap::default();
         let mut rv = String::new();
+        let mut online = self.network.online();
         loop {
-            match stream.next().await {
+            if online.fired() {
+                online = self.network.online();
+            }
+            if self.network.back_online_since(since) {
+                // Presumed dead (see `WatchEnd::NetworkBack`): start over.
+                return Err(Attempt::Again);
+            }
+            // The shape of the watch's own wait (one copy of its code);
+            // a relist asked for meanwhile waits for the watch.
+            let relist = self.relist_notify.notified();
+            let next = match select(stream.next(), select(relist, &mut online)).await {
+                Either::Left((next, _)) => next,
+                Either::Right(_) => continue,
+            };
+            match next {
                 None | Some(Err(Error::Network { .. } | Error::Timeout { .. })) => {
                     let elapsed = self.clock.now().saturating_duration_since(started);
                     if events == 0 && elapsed < VERY_SHORT_WATCH {
@@ -146,7 +165,7 @@ impl Reflector {
                             s.resource_version = rv;
                         });
                         self.replaced();
-                        return Ok(stream);
+                        return Ok((stream, since));
                     }
                     let Some(obj) = ev.object() else { continue };
                     if !matches!(ev, WatchEvent::Added(_)) && !obj.resource_version().is_empty() {

@@ -559,14 +559,17 @@ fn stop_leaves_no_fetch_timer_or_task_behind() {
             None
         }))
         .unwrap();
+    let net = crate::rt::host_network();
     r.inf.start();
     run_until_stalled();
     assert_eq!(r.lw.open_watches(), 1);
     assert!(r.clock.pending_timers() >= 1, "the resync timer");
+    assert_eq!(net.waiters(), 1, "the watch listens for the network");
     r.inf.stop();
     run_until_stalled();
     assert_eq!(r.lw.open_watches(), 0);
     assert_eq!(r.clock.pending_timers(), 0);
+    assert_eq!(net.waiters(), 0, "nor for the network");
     assert_eq!(r.inf.status().get().phase, crate::cache::Phase::Stopped);
     let before = fired.get();
     r.clock.advance(Duration::from_secs(3600));
@@ -579,9 +582,11 @@ fn stop_leaves_no_fetch_timer_or_task_behind() {
     r.inf.start();
     run_until_stalled();
     assert_eq!(r.clock.pending_timers(), 1);
+    assert_eq!(net.waiters(), 1, "the backoff listens for the network");
     r.inf.stop();
     run_until_stalled();
     assert_eq!(r.clock.pending_timers(), 0);
+    assert_eq!(net.waiters(), 0);
 }
 
 #[test]

@@ -224,13 +224,31 @@ fn timeout_aborts_the_request() {
     assert!(!pending.is_cancelled());
     clock.advance(Duration::from_secs(1));
     run_until_stalled();
-    assert!(matches!(
-        r.borrow_mut().take().expect("done"),
-        Err(Error::Timeout { .. })
-    ));
+    let err = r.borrow_mut().take().expect("done").expect_err("a timeout");
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    assert!(
+        err.to_string().contains("no response headers within 10s"),
+        "{err}"
+    );
     assert!(pending.is_cancelled(), "the transport future was dropped");
     assert_eq!(t.request_count(), 1, "a timeout is not retried");
     assert_eq!(t.in_flight(), 0);
+
+    // Headers in time, a body that stops short: the message says which.
+    let (resp, body) = FakeResponse::streaming(200);
+    t.push(resp);
+    let r = start(get_pod(&c));
+    body.send(&br#"{"metadata":"#[..]);
+    run_until_stalled();
+    clock.advance(Duration::from_secs(10));
+    run_until_stalled();
+    let err = r.borrow_mut().take().expect("done").expect_err("a timeout");
+    assert!(
+        err.to_string()
+            .contains("the response body did not complete within 10s"),
+        "{err}"
+    );
+    assert!(body.is_closed(), "the stalled body was dropped");
 }
 
 /// Dropping the request future aborts the exchange.
