@@ -5,7 +5,7 @@
 // watches go over a MessagePort to a SharedWorker (`shared-worker.js`) that
 // holds one informer per scope for all tabs. Where that cannot work, the same
 // objects are built on a direct client in the page, and `host` says why.
-import init, { InformerFactory, KubeClient, KubeError } from './web/index.js';
+import init, { InformerFactory, KubeClient, KubeError, retryNow } from './web/index.js';
 
 /** How long the worker may take to load the module and answer. */
 const HANDSHAKE_MS = 15_000;
@@ -108,6 +108,11 @@ class Link {
       }
       case 'ping':
         this.port.postMessage({ t: 'pong' });
+        break;
+      // The worker's upstream informer watches again: informers that an
+      // error sent into a backoff try now, not when their own timers end.
+      case 'recovered':
+        retryNow();
         break;
       default:
         break;

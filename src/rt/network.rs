@@ -34,6 +34,9 @@ struct Inner {
     last_offline: u64,
     /// The number of the last `online` (0: none yet).
     last_online: u64,
+    /// `online` events and [`retry_now`](NetworkEvents::retry_now) calls so
+    /// far: what [`Online`] futures wait for.
+    wakes: u64,
     next_id: u64,
     /// Pending [`Online`] futures, by id.
     waiters: Vec<(u64, Waker)>,
@@ -69,10 +72,26 @@ impl NetworkEvents {
     /// The host reported the network back (`online`): every pending
     /// [`online`](NetworkEvents::online) future completes.
     pub fn came_online(&self) {
-        let wakers = {
+        {
             let mut i = self.inner.borrow_mut();
             i.seq = i.seq.saturating_add(1);
             i.last_online = i.seq;
+        }
+        self.wake_all();
+    }
+
+    /// Every pending [`online`](NetworkEvents::online) future completes, as
+    /// at an `online`, but no connection is presumed dead: someone knows the
+    /// server can be reached again (a "Retry now" button, a shared worker
+    /// whose own informer recovered).
+    pub fn retry_now(&self) {
+        self.wake_all();
+    }
+
+    fn wake_all(&self) {
+        let wakers = {
+            let mut i = self.inner.borrow_mut();
+            i.wakes = i.wakes.wrapping_add(1);
             std::mem::take(&mut i.waiters)
         };
         for (_, w) in wakers {
@@ -98,9 +117,10 @@ impl NetworkEvents {
         self.inner.borrow().waiters.len()
     }
 
-    /// A future that completes at the next `online` after this call.
+    /// A future that completes at the next `online` (or
+    /// [`retry_now`](NetworkEvents::retry_now)) after this call.
     pub fn online(&self) -> Online {
-        let since = self.inner.borrow().last_online;
+        let since = self.inner.borrow().wakes;
         Online {
             inner: self.inner.clone(),
             since,
@@ -119,7 +139,7 @@ pub struct Online {
 impl Online {
     /// Whether the `online` it waits for has happened.
     pub fn fired(&self) -> bool {
-        self.inner.borrow().last_online != self.since
+        self.inner.borrow().wakes != self.since
     }
 }
 
@@ -138,7 +158,7 @@ impl Future for Online {
         let Online { inner, since, id } = &mut *self;
         let mut i = inner.borrow_mut();
         deregister(id, &mut i);
-        if i.last_online != *since {
+        if i.wakes != *since {
             return Poll::Ready(());
         }
         i.next_id = i.next_id.wrapping_add(1);

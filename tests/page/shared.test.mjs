@@ -475,6 +475,33 @@ test('a server that goes away under the worker: tabs back off with Network error
   await a.page.close();
 });
 
+test('a tab that an upstream failure sent into a long backoff carries on as soon as the worker recovers, not when its timer ends', async () => {
+  const slow = { version: 'v1', resource: 'pods', backoff: { initialMs: 60_000, capMs: 600_000 } };
+  const a = await tab({ scopes: [slow] });
+  await converged([a.page], 'synced');
+  const status = () => a.page.evaluate(() => window.__kw.infs[0].status);
+  const left = async () => (await sim.call('/sim/faults')).status500.count;
+  let next;
+  try {
+    await sim.call('/sim/faults', { status500: { count: 3 } });
+    await sim.call('/sim/drop-watches', {});
+    const s = await until(async () => {
+      const st = await status();
+      return st.phase === 'backoff' && st.nextRetryAt && st;
+    }, 30_000, 'the tab backing off');
+    next = s.nextRetryAt;
+    assert.ok(next - Date.now() > 40_000, `the tab waits ${next - Date.now()} ms`);
+    await until(async () => (await left()) === 0, 60_000, 'the worker met every 500');
+  } finally {
+    await sim.call('/sim/faults/clear', {});
+  }
+  await sim.call('/sim/churn/steps', { steps: 5, seed: 29 });
+  await converged([a.page], 'the tab equals the sim once the worker watches again');
+  assert.ok(Date.now() < next - 20_000, `converged ${Math.round((next - Date.now()) / 1000)} s before the tab's own retry`);
+  assert.equal((await status()).phase, 'watching');
+  await a.page.close();
+});
+
 test("a watch of the worker's that goes silent does not read as fresh data in the tab; when it breaks, the tab reconnects and shows why", async () => {
   const proxy = await silentProxy(sim.url);
   const page = await browser.context.newPage();

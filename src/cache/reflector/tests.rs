@@ -1281,6 +1281,26 @@ fn rl_25_a_watch_open_across_offline_and_online_is_reopened_from_the_last_rv() {
 }
 
 #[test]
+fn retry_now_ends_a_backoff_and_leaves_a_watch_open_across_an_offline_be() {
+    let mut r = Rig::new(slow_backoff());
+    r.lw.push_watch_error(Error::network("Failed to fetch"));
+    r.start();
+    assert_next_retry_in(&r, 10.0);
+    r.advance(1.0);
+    r.net.retry_now();
+    r.settle();
+    assert_eq!(watches(&r), 2, "tried at the nudge, not at the deadline");
+    assert_eq!(r.status().phase, Phase::Watching);
+    // Unlike an `online`, a nudge presumes no connection dead, even one
+    // that was open while the host said it was offline.
+    r.net.went_offline();
+    r.net.retry_now();
+    r.settle();
+    assert_eq!(watches(&r), 2);
+    assert_eq!(r.lw.open_watches(), 1);
+}
+
+#[test]
 fn rl_25_a_watch_list_open_across_offline_and_online_starts_over_or_rewatches() {
     let mut opts = Rig::opts();
     opts.use_watch_list = true;

@@ -1,7 +1,7 @@
 // Informers, listers and snapshots through the package, against the sim.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeClient, InformerFactory, KubeError, type KubeObject, type Diff } from 'kubewasm';
+import { KubeClient, InformerFactory, KubeError, retryNow, type KubeObject, type Diff } from 'kubewasm';
 
 import { openWatches, server, sim, simState, token, until } from './sim.js';
 
@@ -579,4 +579,31 @@ test('status.stalled: a watch quiet for longer than its own watchdog allows says
   assert.equal(later.stalled, true, JSON.stringify(later));
   assert.match(later.warning ?? '', /stopped running this informer/);
   assert.equal(later.phase, 'watching');
+});
+
+test('retryNow() makes an informer waiting out a backoff try again at once', async () => {
+  // A port nobody listens on: every list fails with a Network error.
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+  const factory = new InformerFactory(new KubeClient({ server: `http://127.0.0.1:${port}` }));
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods', backoff: { initialMs: 60_000, capMs: 600_000 } });
+    const attempts: number[] = [];
+    pods.on('error', () => attempts.push(Date.now()));
+    factory.start();
+    await until(() => attempts.length === 1 && pods.status.phase === 'backoff');
+    const next = pods.status.nextRetryAt!;
+    assert.ok(next - Date.now() > 30_000, `the first step waits ${next - Date.now()} ms`);
+    retryNow();
+    await until(() => attempts.length === 2);
+    assert.ok(Date.now() < next - 30_000, 'tried at the call, not at the deadline');
+    // The step is kept: the next wait is the second step's (twice the first, with jitter).
+    await until(() => pods.status.phase === 'backoff' && pods.status.nextRetryAt! > next);
+    assert.ok(pods.status.nextRetryAt! - Date.now() > 100_000, 'the next step is longer');
+  } finally {
+    factory.shutdown();
+  }
 });
