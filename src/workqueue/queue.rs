@@ -147,6 +147,9 @@ struct State<T> {
     processing: usize,
     shutting_down: bool,
     drain: bool,
+    /// A drain has returned: its workers were told to exit, so nothing more
+    /// is handed out (client-go's `ShutDownWithDrain` contract).
+    drained: bool,
     waiters: VecDeque<(u64, Waker)>,
     next_waiter: u64,
     metrics: MetricsState,
@@ -215,6 +218,7 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
                     processing: 0,
                     shutting_down: false,
                     drain: false,
+                    drained: false,
                     waiters: VecDeque::new(),
                     next_waiter: 0,
                     metrics: MetricsState::default(),
@@ -374,7 +378,9 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
     /// Shut down, then wait until every item handed out by `get` is `done`
     /// (including dirty items re-queued and handed out again to a `get`
     /// already waiting, or taken before the drain next looks). Items still
-    /// waiting and never taken are not waited for (WQ-05). The queue shuts
+    /// waiting and never taken are not waited for (WQ-05), and once the
+    /// drain returns they are never handed out: its workers have been told
+    /// to exit, so what they use can be released. The queue shuts
     /// down at the call, as client-go's does before it waits: an `add` right
     /// after it is ignored even before the returned future is first polled.
     pub fn shut_down_with_drain(&self) -> impl std::future::Future<Output = ()> + 'static {
@@ -393,8 +399,12 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
             loop {
                 let notified = shared.drained.notified();
                 {
-                    let st = shared.state.borrow();
-                    if st.processing == 0 || !st.drain {
+                    let mut st = shared.state.borrow_mut();
+                    if !st.drain {
+                        return;
+                    }
+                    if st.processing == 0 {
+                        st.drained = true;
                         return;
                     }
                 }
@@ -512,6 +522,9 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
 
 /// Hand out the next waiting item, marking it processing.
 fn take_next<T: Hash + Eq + Clone>(st: &mut State<T>, now: Option<Instant>) -> Option<T> {
+    if st.drained {
+        return None;
+    }
     let item = st.order.pop()?;
     let st = &mut *st;
     match st.items.get_mut(&item) {

@@ -150,11 +150,11 @@ impl<T: Hash + Eq + Clone + 'static> WorkerPool<T> {
     /// finish every item already queued or in flight, and resolve once all
     /// of them have exited.
     pub fn stop(&self) -> impl std::future::Future<Output = ()> + 'static {
-        // The queue's own method: its future holds no borrow of `self`.
-        let drained = self.queue.queue().shut_down_with_drain();
+        // A plain shutdown: the workers take what is queued until it is
+        // empty, then exit (a drain would leave the queued items untaken).
+        self.queue.shut_down();
         let shared = self.shared.clone();
         async move {
-            drained.await;
             loop {
                 let exited = shared.exited.notified();
                 if shared.running.get() == 0 {

@@ -303,18 +303,24 @@ fn wq_04_no_drain_with_plain_shutdown() {
     assert_eq!(q.processing(), 2);
 }
 
-#[test]
-fn wq_04_drain_with_dirty_item() {
-    let q = queue();
-    q.add("foo");
-    assert_eq!(q.try_get(), Some("foo"));
-    q.add("foo"); // dirty while processing
+/// Start `shut_down_with_drain` on a task; the flag turns true when it returns.
+fn drain_in_background(q: &Queue<&'static str>) -> Rc<Cell<bool>> {
     let drained = Rc::new(Cell::new(false));
     let (q2, d) = (q.clone(), drained.clone());
     spawn_local(async move {
         q2.shut_down_with_drain().await;
         d.set(true);
     });
+    drained
+}
+
+#[test]
+fn wq_04_drain_with_dirty_item() {
+    let q = queue();
+    q.add("foo");
+    assert_eq!(q.try_get(), Some("foo"));
+    q.add("foo"); // dirty while processing
+    let drained = drain_in_background(&q);
     run_until_stalled();
     assert_eq!(
         get_now(&q),
@@ -344,12 +350,7 @@ fn wq_04_drain_ends_when_a_dirty_item_is_requeued_and_nobody_takes_it() {
     q.add("foo");
     assert_eq!(q.try_get(), Some("foo"));
     q.add("foo");
-    let drained = Rc::new(Cell::new(false));
-    let (q2, d) = (q.clone(), drained.clone());
-    spawn_local(async move {
-        q2.shut_down_with_drain().await;
-        d.set(true);
-    });
+    let drained = drain_in_background(&q);
     run_until_stalled();
     assert!(!drained.get());
     q.done(&"foo");
@@ -360,6 +361,37 @@ fn wq_04_drain_ends_when_a_dirty_item_is_requeued_and_nobody_takes_it() {
         (1, 0),
         "the item is left waiting"
     );
+    assert_eq!(
+        q.try_get(),
+        None,
+        "and never handed out: the workers were told to exit"
+    );
+    assert_eq!(get_now(&q), Some(None));
+}
+
+#[test]
+fn wq_05_workers_take_nothing_once_the_drain_returned() {
+    // Workers that come back for the next item only after a turn leave the
+    // queue with nothing processing for a moment: the drain returns then, and
+    // what is still waiting is not handed out afterwards.
+    let q = queue();
+    for k in ["a", "b", "c"] {
+        q.add(k);
+    }
+    assert_eq!(q.try_get(), Some("a"));
+    let drained = drain_in_background(&q);
+    run_until_stalled();
+    assert!(!drained.get());
+    q.done(&"a");
+    run_until_stalled();
+    assert!(drained.get());
+    assert_eq!(q.len(), 2);
+    assert_eq!(get_now(&q), Some(None), "b and c are never handed out");
+    // A plain shutdown still hands out what waits (WQ-04).
+    let plain = queue();
+    plain.add("x");
+    plain.shut_down();
+    assert_eq!(plain.try_get(), Some("x"));
 }
 
 #[test]
@@ -369,12 +401,7 @@ fn wq_05_drain_waits_for_done() {
     q.add("bar");
     assert_eq!(q.try_get(), Some("foo"));
     assert_eq!(q.try_get(), Some("bar"));
-    let drained = Rc::new(Cell::new(false));
-    let (q2, d) = (q.clone(), drained.clone());
-    spawn_local(async move {
-        q2.shut_down_with_drain().await;
-        d.set(true);
-    });
+    let drained = drain_in_background(&q);
     run_until_stalled();
     assert!(!drained.get());
     q.done(&"foo");
@@ -390,12 +417,7 @@ fn wq_05_shutdown_releases_drain() {
     let q = queue();
     q.add("foo");
     assert_eq!(q.try_get(), Some("foo"));
-    let drained = Rc::new(Cell::new(false));
-    let (q2, d) = (q.clone(), drained.clone());
-    spawn_local(async move {
-        q2.shut_down_with_drain().await;
-        d.set(true);
-    });
+    let drained = drain_in_background(&q);
     run_until_stalled();
     assert!(!drained.get());
     q.shut_down();

@@ -3,6 +3,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkQueue, KubeError, keyOf, splitKey } from 'kubewasm';
 
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 test('duplicates collapse and a key is handed out once until done', async () => {
   const q = new WorkQueue({ name: 'dedup' });
   q.add('a');
@@ -150,4 +158,36 @@ test('shutdownWithDrain and a pool stop shut the queue down at the call, as clie
   q2.add('late');
   assert.equal(q2.len, 0);
   await stopped;
+});
+
+test('after shutdownWithDrain resolves no worker reconciles again, so a teardown can release what they use; stop() finishes the queue', async () => {
+  // Workers that await between keys leave nothing in flight for a moment:
+  // the drain resolves then, and the keys still queued are never taken.
+  const q = new WorkQueue({ name: 'teardown' });
+  let reconciled = 0;
+  let released = false;
+  let afterRelease = 0;
+  const pool = q.runWorkers(2, async () => {
+    await new Promise((r) => setTimeout(r, 1));
+    if (released) afterRelease++;
+    reconciled++;
+  });
+  for (let i = 0; i < 200; i++) q.add(`k${i}`);
+  await q.shutdownWithDrain();
+  released = true;
+  const atDrain = reconciled;
+  await until(() => pool.running === 0);
+  assert.equal(afterRelease, 0, 'no reconcile ran after the drain resolved');
+  assert.equal(reconciled, atDrain);
+
+  // A pool's graceful stop finishes every queued key.
+  const q2 = new WorkQueue({ name: 'stop' });
+  let n = 0;
+  const pool2 = q2.runWorkers(2, async () => {
+    await new Promise((r) => setTimeout(r, 1));
+    n++;
+  });
+  for (let i = 0; i < 50; i++) q2.add(`k${i}`);
+  await pool2.stop();
+  assert.equal(n, 50);
 });
