@@ -67,16 +67,34 @@ for target in web bundler; do
   fi
   # A class argument of the wrong type (`new InformerFactory(null)`) is a
   # KubeError `Invalid` like every other bad argument, not the glue's bare
-  # Error. `makeKubeError` is already imported where `_assertClass` lives.
+  # Error; one of the same name comes from a second copy of the package.
+  # `makeKubeError` is already imported where `_assertClass` lives.
   node -e '
     const fs = require("fs");
     const from = "throw new Error(`expected instance of ${klass.name}`);";
-    const to = "throw makeKubeError(`expected a ${klass.name}, not ${instance === null ? \"null\" : typeof instance === \"object\" ? instance.constructor?.name ?? \"an object\" : typeof instance}`, 0, \"Invalid\");";
+    const to = "{ const got = instance === null ? \"null\" : typeof instance === \"object\" ? instance.constructor?.name ?? \"an object\" : typeof instance; throw makeKubeError(got === klass.name ? `expected a ${klass.name} of this copy of kubewasm, not one made by another copy (the package is loaded twice: two versions of it, or two paths to it)` : `expected a ${klass.name}, not ${got}`, 0, \"Invalid\"); }";
     const file = process.argv[1];
     const js = fs.readFileSync(file, "utf8");
     if (js.split(from).length !== 2 || !js.includes("import { makeKubeError")) { console.error(`build-pkg: ${file}: expected one _assertClass throw and makeKubeError imported`); process.exit(1); }
     fs.writeFileSync(file, js.replace(from, to));
   ' "pkg/$target/$([ "$target" = web ] && echo kubewasm.js || echo kubewasm_bg.js)"
+  # Until `init()` has run, the web glue's `wasm` is a stand-in whose every
+  # use throws a KubeError saying so (a client made at module level before
+  # `await init()`), and the glue's "already initialized" checks compare
+  # with it.
+  if [ "$target" = web ]; then
+    node -e '
+      const fs = require("fs");
+      const [file, snippet] = process.argv.slice(1);
+      let js = fs.readFileSync(file, "utf8");
+      const decl = "let wasmModule, wasmInstance, wasm;";
+      const check = "if (wasm !== undefined) return wasm;";
+      if (js.split(decl).length !== 2 || js.split(check).length !== 3) { console.error(`build-pkg: ${file}: expected one declaration of wasm and two checks of it`); process.exit(1); }
+      js = js.replace(decl, "let wasmModule, wasmInstance, wasm = notInitialized;").split(check).join("if (wasm !== notInitialized) return wasm;");
+      const nl = js.indexOf("\n") + 1;
+      fs.writeFileSync(file, js.slice(0, nl) + `import { notInitialized } from "./${snippet}";\n` + js.slice(nl));
+    ' pkg/web/kubewasm.js "$snippet"
+  fi
   # The web build's default `init()` fetches the .wasm beside it; Node's
   # `fetch` cannot read a file: URL, and its bare "fetch failed" says nothing
   # of why. The failure names the way that works instead.

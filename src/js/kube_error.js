@@ -15,6 +15,16 @@ export function makeKubeError(message, code, reason, status, position) {
   return new KubeError(message, code, reason, status, position);
 }
 
+// What the web glue's `wasm` holds until `init()` has run (scripts/build-pkg.sh
+// puts it there): a call made too early says what to do, where the glue would
+// fail reading a property of `undefined`.
+export const notInitialized = new Proxy({}, {
+  get(_, name) {
+    if (typeof name !== 'string' || name === 'then') return undefined;
+    throw new KubeError("kubewasm is not initialized yet: await init() (the package's default export) first", 0, 'Invalid');
+  },
+});
+
 // The poisoned state (why: src/js/poison.rs). A panic or trap leaves Rust's
 // state half-changed (RefCells stay borrowed), so once one happened no call
 // may enter the module again. scripts/build-pkg.sh makes the generated glue

@@ -210,4 +210,7 @@ test('a class argument of the wrong type is a KubeError Invalid too', () => {
     assert.throws(() => new InformerFactory(any(v)), (e: unknown) => invalid(`new InformerFactory(${String(v)})`)(e) && /KubeClient/.test((e as Error).message));
   }
   assert.ok(new InformerFactory(new KubeClient({ server, token })));
+  // One made by a second copy of the package (two versions installed) says so.
+  const fromAnotherCopy = new (class KubeClient {})();
+  assert.throws(() => new InformerFactory(any(fromAnotherCopy)), (e: unknown) => invalid('another copy')(e) && /another copy/.test((e as Error).message));
 });
