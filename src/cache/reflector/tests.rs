@@ -104,6 +104,13 @@ impl Rig {
         }
     }
 
+    /// A rig whose reflector uses watch-list (`opts` otherwise).
+    fn watch_list() -> Rig {
+        let mut opts = Rig::opts();
+        opts.use_watch_list = true;
+        Rig::new(opts)
+    }
+
     /// Fixed 1 s backoff steps without jitter: easy to step through.
     fn opts() -> ReflectorOptions {
         ReflectorOptions {
@@ -916,9 +923,7 @@ fn rl_19_stop_before_start_issues_nothing_and_stop_during_watch_drops_it() {
 
 #[test]
 fn rl_20_21_watch_list_fills_a_temporary_store_then_continues_the_same_stream() {
-    let mut opts = Rig::opts();
-    opts.use_watch_list = true;
-    let mut r = Rig::new(opts);
+    let mut r = Rig::watch_list();
     r.start();
     match &r.lw.calls()[..] {
         [Call::Watch(w)] => {
@@ -956,9 +961,7 @@ fn rl_20_21_watch_list_fills_a_temporary_store_then_continues_the_same_stream() 
 
 #[test]
 fn rl_21_an_end_bookmark_annotated_false_does_not_count() {
-    let mut opts = Rig::opts();
-    opts.use_watch_list = true;
-    let mut r = Rig::new(opts);
+    let mut r = Rig::watch_list();
     r.start();
     r.send(WatchEvent::Added(obj("ns/p1", 1)));
     let fake_end = KubeObject::from_value(&json!({"metadata": {"resourceVersion": "2",
@@ -983,9 +986,7 @@ fn rl_22_watch_list_rv_comes_only_from_non_added_events() {
 
 #[test]
 fn rl_23_watch_list_rejection_falls_back_to_list_and_watch_for_good() {
-    let mut opts = Rig::opts();
-    opts.use_watch_list = true;
-    let mut r = Rig::new(opts);
+    let mut r = Rig::watch_list();
     r.lw.push_watch_error(api_err(400, "BadRequest"));
     r.start();
     assert_eq!(
@@ -1000,9 +1001,7 @@ fn rl_23_watch_list_rejection_falls_back_to_list_and_watch_for_good() {
 
 #[test]
 fn rl_23_watch_list_retries_429_and_restarts_after_an_early_close() {
-    let mut opts = Rig::opts();
-    opts.use_watch_list = true;
-    let mut r = Rig::new(opts);
+    let mut r = Rig::watch_list();
     r.lw.push_watch_error(api_err(429, "TooManyRequests"));
     r.lw.push_watch_error(api_err(429, "TooManyRequests"));
     r.start();
@@ -1026,9 +1025,7 @@ fn rl_23_watch_list_retries_429_and_restarts_after_an_early_close() {
 
 #[test]
 fn rl_23_very_short_watch_list_falls_back_within_the_cycle() {
-    let mut opts = Rig::opts();
-    opts.use_watch_list = true;
-    let mut r = Rig::new(opts);
+    let mut r = Rig::watch_list();
     r.start();
     r.lw.close_watch();
     r.settle();
@@ -1302,9 +1299,7 @@ fn retry_now_ends_a_backoff_and_leaves_a_watch_open_across_an_offline_be() {
 
 #[test]
 fn rl_25_a_watch_list_open_across_offline_and_online_starts_over_or_rewatches() {
-    let mut opts = Rig::opts();
-    opts.use_watch_list = true;
-    let mut r = Rig::new(opts);
+    let mut r = Rig::watch_list();
     r.start();
     r.send(WatchEvent::Added(obj("ns/p1", 1)));
     r.net.went_offline();
