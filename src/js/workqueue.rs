@@ -221,10 +221,11 @@ impl WorkQueue {
         self.queue.shut_down();
     }
 
-    /// Shut down and resolve once every key already taken by a worker is
-    /// done (client-go's `ShutDownWithDrain`). From then on no worker takes
-    /// another key (keys still queued are dropped), so a component's teardown
-    /// can await it and then release what its reconcile uses.
+    /// Shut down and resolve once every key already taken is done
+    /// (client-go's `ShutDownWithDrain`); while `runWorkers` workers serve
+    /// the queue, once they have also done every key still queued. Its
+    /// workers have then exited, so a teardown can await it and release
+    /// what their reconcile uses.
     #[wasm_bindgen(js_name = shutdownWithDrain, unchecked_return_type = "Promise<void>")]
     pub fn shutdown_with_drain(&self) -> Promise {
         // Shut down now; only the wait is the promise's.

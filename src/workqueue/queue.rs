@@ -147,9 +147,8 @@ struct State<T> {
     processing: usize,
     shutting_down: bool,
     drain: bool,
-    /// A drain has returned: its workers were told to exit, so nothing more
-    /// is handed out (client-go's `ShutDownWithDrain` contract).
-    drained: bool,
+    /// Workers that keep taking items until shutdown (see [`Queue::taker`]).
+    takers: usize,
     waiters: VecDeque<(u64, Waker)>,
     next_waiter: u64,
     metrics: MetricsState,
@@ -218,7 +217,7 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
                     processing: 0,
                     shutting_down: false,
                     drain: false,
-                    drained: false,
+                    takers: 0,
                     waiters: VecDeque::new(),
                     next_waiter: 0,
                     metrics: MetricsState::default(),
@@ -325,9 +324,9 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
             if requeue {
                 st.order.push(item.clone());
                 wake = st.waiters.pop_front().map(|(_, w)| w);
-                // As client-go's one `Signal`: a waiting `get` takes the item
-                // (and the drain waits for it); with none, the drain ends, the
-                // item left waiting as any never taken.
+                // As client-go's one `Signal`: a waiting `get` takes the
+                // item; with none, the drain looks again (it ends unless
+                // workers will take the item).
                 drained = wake.is_none() && st.processing == 0 && st.drain;
             } else {
                 st.items.remove(item);
@@ -341,6 +340,14 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
         if drained {
             self.shared.drained.notify_waiters();
         }
+    }
+
+    /// Count a worker that keeps taking items until shutdown, for as long as
+    /// the guard lives: a drain then also waits for what is queued.
+    pub(crate) fn taker(&self) -> Taker<T> {
+        let mut st = self.shared.state.borrow_mut();
+        st.takers = st.takers.saturating_add(1);
+        Taker(self.clone())
     }
 
     /// Number of waiting items (not counting items being processed).
@@ -376,11 +383,11 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
     }
 
     /// Shut down, then wait until every item handed out by `get` is `done`
-    /// (including dirty items re-queued and handed out again to a `get`
-    /// already waiting, or taken before the drain next looks). Items still
-    /// waiting and never taken are not waited for (WQ-05), and once the
-    /// drain returns they are never handed out: its workers have been told
-    /// to exit, so what they use can be released. The queue shuts
+    /// (including dirty items re-queued and handed out again). While workers
+    /// of [`run_workers`](super::run_workers) serve the queue, also until
+    /// nothing is queued: they take every item before they exit, so once the
+    /// drain returns none of them runs again. Items waiting for a `get` that
+    /// nobody calls are not waited for (WQ-05). The queue shuts
     /// down at the call, as client-go's does before it waits: an `add` right
     /// after it is ignored even before the returned future is first polled.
     pub fn shut_down_with_drain(&self) -> impl std::future::Future<Output = ()> + 'static {
@@ -399,12 +406,11 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
             loop {
                 let notified = shared.drained.notified();
                 {
-                    let mut st = shared.state.borrow_mut();
-                    if !st.drain {
-                        return;
-                    }
-                    if st.processing == 0 {
-                        st.drained = true;
+                    let st = shared.state.borrow();
+                    // With workers running, what is queued is theirs too:
+                    // they take it before they exit.
+                    if !st.drain || (st.processing == 0 && (st.order.is_empty() || st.takers == 0))
+                    {
                         return;
                     }
                 }
@@ -522,9 +528,6 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
 
 /// Hand out the next waiting item, marking it processing.
 fn take_next<T: Hash + Eq + Clone>(st: &mut State<T>, now: Option<Instant>) -> Option<T> {
-    if st.drained {
-        return None;
-    }
     let item = st.order.pop()?;
     let st = &mut *st;
     match st.items.get_mut(&item) {
@@ -594,6 +597,18 @@ impl<T: Hash + Eq + Clone + 'static> Future for Get<T> {
             }
         }
         Poll::Pending
+    }
+}
+
+/// A worker counted by [`Queue::taker`]; dropping it lets a drain end.
+pub(crate) struct Taker<T: Hash + Eq + Clone + 'static>(Queue<T>);
+
+impl<T: Hash + Eq + Clone + 'static> Drop for Taker<T> {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.0.shared.state.try_borrow_mut() {
+            st.takers = st.takers.saturating_sub(1);
+        }
+        self.0.shared.drained.notify_waiters();
     }
 }
 

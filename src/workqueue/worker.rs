@@ -25,7 +25,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::interface::WorkQueue;
-use super::queue::Queue;
+use super::queue::{Queue, Taker};
 use super::rate_limiting_queue::RateLimitingQueue;
 use crate::rt::{spawn_local, yield_now, Notify, TaskHandle};
 
@@ -128,7 +128,10 @@ where
             reconcile.clone(),
             options.on_error.clone(),
             options.time_slice,
-            ExitGuard(shared.clone()),
+            ExitGuard {
+                pool: shared.clone(),
+                _taker: queue.queue().taker(),
+            },
         ));
         shared.tasks.borrow_mut().push(task);
     }
@@ -150,11 +153,11 @@ impl<T: Hash + Eq + Clone + 'static> WorkerPool<T> {
     /// finish every item already queued or in flight, and resolve once all
     /// of them have exited.
     pub fn stop(&self) -> impl std::future::Future<Output = ()> + 'static {
-        // A plain shutdown: the workers take what is queued until it is
-        // empty, then exit (a drain would leave the queued items untaken).
-        self.queue.shut_down();
+        // The queue's own method: its future holds no borrow of `self`.
+        let drained = self.queue.queue().shut_down_with_drain();
         let shared = self.shared.clone();
         async move {
+            drained.await;
             loop {
                 let exited = shared.exited.notified();
                 if shared.running.get() == 0 {
@@ -175,13 +178,19 @@ impl<T: Hash + Eq + Clone + 'static> WorkerPool<T> {
     }
 }
 
-/// Counts a worker as exited however its task ends.
-struct ExitGuard(Rc<PoolShared>);
+/// Counts a worker as exited however its task ends (and as no longer
+/// taking items from its queue).
+struct ExitGuard<T: Hash + Eq + Clone + 'static> {
+    pool: Rc<PoolShared>,
+    _taker: Taker<T>,
+}
 
-impl Drop for ExitGuard {
+impl<T: Hash + Eq + Clone + 'static> Drop for ExitGuard<T> {
     fn drop(&mut self) {
-        self.0.running.set(self.0.running.get().saturating_sub(1));
-        self.0.exited.notify_waiters();
+        self.pool
+            .running
+            .set(self.pool.running.get().saturating_sub(1));
+        self.pool.exited.notify_waiters();
     }
 }
 
@@ -202,7 +211,7 @@ async fn worker<T, E, F, Fut>(
     reconcile: Rc<F>,
     on_error: Option<ErrorHook<T, E>>,
     time_slice: Option<Duration>,
-    _exit: ExitGuard,
+    _exit: ExitGuard<T>,
 ) where
     T: Hash + Eq + Clone + 'static,
     F: Fn(T) -> Fut + 'static,

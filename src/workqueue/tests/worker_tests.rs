@@ -191,6 +191,69 @@ fn workers_run_concurrently_and_stop_gracefully() {
 }
 
 #[test]
+fn a_drain_while_workers_run_waits_until_they_have_taken_every_queued_item() {
+    // Workers yield between items (their time slice), leaving nothing in
+    // flight for a moment: the drain must not end there with items queued,
+    // or they would reconcile after it returned.
+    let clock = FakeClock::new();
+    let q = RateLimitingQueue::with_default_limiter(clock.shared());
+    let done: Rc<RefCell<Vec<u32>>> = Rc::default();
+    let (d, shared_clock) = (done.clone(), clock.shared());
+    let mut options = WorkerOptions::<u32, ()>::workers(1);
+    options.time_slice = Some(Duration::ZERO);
+    let pool = run_workers(q.clone(), options, move |item: u32| {
+        let (d, clock) = (d.clone(), shared_clock.clone());
+        async move {
+            clock.sleep(ms(5)).await;
+            d.borrow_mut().push(item);
+            Ok(Reconciled::Done)
+        }
+    });
+    for i in 0..20 {
+        q.add(i);
+    }
+    run_until_stalled();
+    let drained = Rc::new(Cell::new(None::<usize>));
+    let (qd, dr, d) = (q.clone(), drained.clone(), done.clone());
+    spawn_local(async move {
+        qd.queue().shut_down_with_drain().await;
+        dr.set(Some(d.borrow().len()));
+    });
+    for _ in 0..40 {
+        step(&clock, ms(5));
+    }
+    assert_eq!(
+        drained.get(),
+        Some(20),
+        "the drain ended once all 20 were done"
+    );
+    assert_eq!(done.borrow().len(), 20);
+    assert_eq!(pool.running(), 0, "and the workers exited");
+
+    // Without workers, a drain waits only for what was handed out.
+    let q = RateLimitingQueue::with_default_limiter(clock.shared());
+    q.add(1u32);
+    q.add(2);
+    assert_eq!(q.queue().try_get(), Some(1));
+    let drained = Rc::new(Cell::new(false));
+    let (qd, dr) = (q.clone(), drained.clone());
+    spawn_local(async move {
+        qd.queue().shut_down_with_drain().await;
+        dr.set(true);
+    });
+    run_until_stalled();
+    assert!(!drained.get());
+    q.queue().done(&1);
+    run_until_stalled();
+    assert!(drained.get());
+    assert_eq!(
+        q.queue().try_get(),
+        Some(2),
+        "still handed out after shutdown (WQ-04)"
+    );
+}
+
+#[test]
 fn workers_abort_still_marks_in_flight_done() {
     let clock = FakeClock::new();
     let q = RateLimitingQueue::with_default_limiter(clock.shared());

@@ -160,9 +160,9 @@ test('shutdownWithDrain and a pool stop shut the queue down at the call, as clie
   await stopped;
 });
 
-test('after shutdownWithDrain resolves no worker reconciles again, so a teardown can release what they use; stop() finishes the queue', async () => {
+test('shutdownWithDrain with workers running resolves once they have done every queued key, and none runs after it; stop() finishes the queue too', async () => {
   // Workers that await between keys leave nothing in flight for a moment:
-  // the drain resolves then, and the keys still queued are never taken.
+  // the drain must not resolve there with keys still queued.
   const q = new WorkQueue({ name: 'teardown' });
   let reconciled = 0;
   let released = false;
@@ -177,6 +177,7 @@ test('after shutdownWithDrain resolves no worker reconciles again, so a teardown
   released = true;
   const atDrain = reconciled;
   await until(() => pool.running === 0);
+  assert.equal(atDrain, 200, 'every queued key was done when the drain resolved');
   assert.equal(afterRelease, 0, 'no reconcile ran after the drain resolved');
   assert.equal(reconciled, atDrain);
 
