@@ -110,17 +110,23 @@ const statusBody = (code, reason, message) =>
   JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 
 /**
- * Tokens the server answered 401 to lately (the last handed out when an
- * upstream request met a 401): a tab still answering with one, its provider
- * not yet rotated, is used only when no other tab has a token.
+ * Digests (never the tokens) of the tokens the server answered 401 to
+ * lately (the last handed out when an upstream request met a 401): a tab
+ * still answering with one, its provider not yet rotated, is used only when
+ * no other tab has a token.
  */
 const refusedTokens = new Set();
-let lastToken;
+let lastDigest;
+
+async function digestOf(token) {
+  const hash = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
+  return btoa(String.fromCharCode(...new Uint8Array(hash)));
+}
 
 function tokenRefused() {
-  if (lastToken === undefined) return;
-  refusedTokens.delete(lastToken);
-  refusedTokens.add(lastToken);
+  if (lastDigest === undefined) return;
+  refusedTokens.delete(lastDigest);
+  refusedTokens.add(lastDigest);
   if (refusedTokens.size > 16) refusedTokens.delete(refusedTokens.values().next().value);
 }
 
@@ -138,10 +144,17 @@ async function tokenFromTabs() {
     const got = await answer;
     tokenWaits.delete(id);
     if (typeof got !== 'string') continue;
-    if (!refusedTokens.has(got)) return (lastToken = got);
-    refused ??= got;
+    const digest = await digestOf(got);
+    if (!refusedTokens.has(digest)) {
+      lastDigest = digest;
+      return got;
+    }
+    refused ??= { got, digest };
   }
-  if (refused !== undefined) return (lastToken = refused);
+  if (refused !== undefined) {
+    lastDigest = refused.digest;
+    return refused.got;
+  }
   throw new Error('no connected tab provided a token');
 }
 
@@ -424,7 +437,9 @@ class Scope {
       }
       return;
     }
-    if (s.phase === 'backoff') this.failed = true;
+    // A failure since it last watched (not the pause after a watch the
+    // server ended early, which carries no new error).
+    if (s.phase === 'backoff' && s.lastError && s.lastError.at > this.liveAt) this.failed = true;
     this.broken = undefined;
     this.pendingBreak = undefined;
     if (s.phase === 'backoff' && s.lastError?.code === 401 && s.lastError.at > this.refusedAt) {

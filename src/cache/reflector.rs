@@ -24,9 +24,10 @@
 //! Backoff: 800 ms doubling to 30 s, each wait plus up to 100 % jitter,
 //! reset two minutes after the previous reset ([`BackoffManager`], RL-16).
 //! The host's `online` event ([`NetworkEvents`]) ends every wait at once
-//! (not before a wait the server asked for, `Retry-After`), without moving
-//! the backoff's step: after an outage the retry comes when the network is
-//! back, not up to a minute later. client-go has no such signal.
+//! (not before a wait the server asked for, `Retry-After`) and starts the
+//! steps over: after an outage the retry comes when the network is back,
+//! not up to a minute later, and one that fails because the network is
+//! not quite back yet comes again soon. client-go has no such signal.
 //! Watches ask for bookmarks and a server timeout drawn from [300, 600) s
 //! (RL-08). Event RVs are tracked last-event-wins; a watch that started from
 //! `""`/`"0"` records RVs only after its first non-ADDED event (RL-10).
@@ -427,16 +428,22 @@ impl Reflector {
     async fn back_off(&self, backoff: &mut BackoffManager, floor: Option<Duration>) {
         let floor = floor.unwrap_or_default();
         let wait = backoff.next_delay().max(floor);
-        self.wait_out(wait, floor).await;
+        if self.wait_out(wait, floor).await {
+            // The network has just come back, often before its routes, DNS
+            // or VPN: a retry that fails then waits the first steps again, not
+            // the step the outage had grown to.
+            backoff.restart();
+        }
     }
 
     /// Wait `wait` in the `Backoff` phase, showing when the next try is. An
     /// `online` from the host ends the wait early (a retry then has a chance
     /// the backoff's next step would only delay), but not before `floor`,
-    /// which the server asked for.
-    async fn wait_out(&self, wait: Duration, floor: Duration) {
+    /// which the server asked for. Whether it was ended so.
+    async fn wait_out(&self, wait: Duration, floor: Duration) -> bool {
         let not_before = self.clock.now() + floor;
         let mut wait = wait;
+        let mut woken = false;
         loop {
             let at = self.clock.wall_millis() + wait.as_secs_f64() * 1000.0;
             self.status.update(|s| {
@@ -445,11 +452,12 @@ impl Reflector {
             });
             let online = self.network.online();
             if let Either::Left(_) = select(self.clock.sleep(wait), online).await {
-                return;
+                return woken;
             }
+            woken = true;
             wait = not_before.saturating_duration_since(self.clock.now());
             if wait.is_zero() {
-                return;
+                return true;
             }
         }
     }

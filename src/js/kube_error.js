@@ -21,7 +21,7 @@ export function makeKubeError(message, code, reason, status, position) {
 export const notInitialized = new Proxy({}, {
   get(_, name) {
     if (typeof name !== 'string' || name === 'then') return undefined;
-    throw new KubeError("kubewasm is not initialized yet: await init() (the package's default export) first", 0, 'Invalid');
+    throw new KubeError("kubewasm is not initialized: await init() (the package's default export) before using it, and again if it failed", 0, 'Invalid');
   },
 });
 

@@ -28,12 +28,12 @@ test("the web entry's init() in Node, which cannot fetch a file: URL, says what 
   assert.match(message, /^cannot fetch file:.*kubewasm_bg\.wasm .*in Node, import the package itself/);
 });
 
-test('a client made before init() is a KubeError saying to await init() first', { skip: 'Bun' in globalThis || 'Deno' in globalThis }, async () => {
+test('a client made before init() is a KubeError saying to await init()', { skip: 'Bun' in globalThis || 'Deno' in globalThis }, async () => {
   const { execFileSync } = await import('node:child_process');
   // The web entry alone, never initialized (the Node entry initializes itself).
   const script = "import { KubeClient } from 'kubewasm/web'; try { new KubeClient({ server: 'http://127.0.0.1:1' }); console.log('made'); } catch (e) { console.log(JSON.stringify([e.constructor.name, e.reason, e.message])); }";
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
   const [name, reason, message] = JSON.parse(out) as [string, string, string];
   assert.deepEqual([name, reason], ['KubeError', 'Invalid']);
-  assert.match(message, /not initialized yet: await init\(\)/);
+  assert.match(message, /not initialized: await init\(\)/);
 });
