@@ -217,7 +217,19 @@ test('a kubeconfig written as JSON', async () => {
   }, null, 2));
   const opts = await loadKubeconfig({ paths: [join(d, 'config.json')] });
   assert.equal(opts.namespace, 'ns1');
+  assert.equal(opts.headers, undefined);
   assert.ok((await listPods(opts)).length > 0);
+  // client-go's disable-compression: the server is asked for no encoding.
+  writeFileSync(join(d, 'plain.json'), JSON.stringify({
+    apiVersion: 'v1',
+    clusters: [{ name: 'c', cluster: { server: proxy.url, 'certificate-authority-data': b64(pki.ca.cert), 'disable-compression': true } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'c',
+    users: [{ name: 'u', user: { token } }],
+  }));
+  const plain = await loadKubeconfig({ paths: [join(d, 'plain.json')] });
+  assert.deepEqual(plain.headers, { 'Accept-Encoding': 'identity' });
+  assert.ok((await listPods(plain)).length > 0);
 });
 
 test('exec plugin: token cached until its expiry, then refreshed; the plugin gets args, env and cluster info', async () => {
