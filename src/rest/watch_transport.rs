@@ -614,7 +614,16 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
         // reports each and backs off) gets the first failed handshake, as it
         // would a fetch watch's.
         let retry = forced && !req.leaves_network_errors_to_caller();
-        match open_socket(client, &req, &url, retry).await {
+        let mut opened = open_socket(client, &req, &url, retry).await;
+        // In auto mode a refused handshake is tried once more before the
+        // watch falls back to fetch past the budget: a handshake sent while
+        // the server was down can be reported failed after it is back (and
+        // its fallback would then hold one of the origin's connections), while
+        // a proxy that refuses upgrades refuses the second as well.
+        if !forced && matches!(opened, Err(Error::Network { .. })) {
+            opened = open_socket(client, &req, &url, false).await;
+        }
+        match opened {
             Ok(body) => {
                 let count = SocketCount::open();
                 // One event per message: each must end a line for the framer.

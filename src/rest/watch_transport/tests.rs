@@ -377,6 +377,10 @@ fn handshake_fails_and_fetch_gets(
     host: &Rc<Host>,
     answer: impl Fn() -> Result<FakeResponse, Error> + 'static,
 ) -> (Client, Result<WatchStream, Error>) {
+    // A refused handshake is tried once more before the fallback.
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
     handshake_ends_and_fetch_gets(
         host,
         handshake_error("ws://k8s.example:8001/api/v1/pods"),
@@ -404,12 +408,13 @@ fn handshake_ends_and_fetch_gets(
 
 /// The next watch over the budget opens a WebSocket: no mark was kept.
 fn websocket_is_tried_again(c: &Client, host: &Host) {
+    let tried = host.opened.borrow().len();
     let (s, _) = open(c, host);
     assert_eq!(
         transport(&s),
         (WatchTransport::WebSocket, TransportReason::OverBudget)
     );
-    assert_eq!(host.opened.borrow().len(), 2);
+    assert_eq!(host.opened.borrow().len(), tried + 1);
 }
 
 #[test]
@@ -422,7 +427,7 @@ fn a_handshake_failing_while_fetch_fails_too_does_not_keep_websocket_off() {
         handshake_fails_and_fetch_gets(&host, || Err(Error::network("connection refused")));
     let err = ended.err().expect("no watch");
     assert!(matches!(err, Error::Network { .. }), "{err:?}");
-    assert_eq!(host.opened.borrow().len(), 1);
+    assert_eq!(host.opened.borrow().len(), 2, "refused twice, then fetch");
     websocket_is_tried_again(&c, &host);
 }
 
@@ -464,9 +469,11 @@ fn auto_falls_back_to_fetch_when_the_handshake_fails_and_retries_a_minute_later(
     let mut cfg = config(WatchTransportMode::Auto);
     cfg.fetch_watches_per_origin = 0;
     let (c, clock) = client(&host, cfg);
-    host.handshakes
-        .borrow_mut()
-        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    for _ in 0..2 {
+        host.handshakes
+            .borrow_mut()
+            .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    }
     let (s, tx) = open(&c, &host);
     assert!(tx.is_some());
     let choice = s.transport().expect("choice");
@@ -475,17 +482,37 @@ fn auto_falls_back_to_fetch_when_the_handshake_fails_and_retries_a_minute_later(
         (WatchTransport::Fetch, TransportReason::WebSocketFailed)
     );
     assert!(choice.budget_forced());
-    assert_eq!(host.opened.borrow().len(), 1, "tried once, not retried");
+    assert_eq!(host.opened.borrow().len(), 2, "tried twice, then fetch");
     // Within the minute, WebSocket is not tried again.
     let (s2, _) = open(&c, &host);
     assert_eq!(transport(&s2).1, TransportReason::WebSocketFailed);
-    assert_eq!(host.opened.borrow().len(), 1);
+    assert_eq!(host.opened.borrow().len(), 2);
     clock.advance(Duration::from_secs(61));
     let (s3, _) = open(&c, &host);
     assert_eq!(
         transport(&s3),
         (WatchTransport::WebSocket, TransportReason::OverBudget)
     );
+}
+
+#[test]
+fn a_handshake_refused_once_is_tried_again_before_fetch_takes_a_connection_past_the_budget() {
+    // A handshake sent while the server was down, reported failed once it is
+    // back: the second one opens, and the budget holds.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    let (c, _clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    let (s, _) = open(&c, &host);
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+    assert_eq!(host.opened.borrow().len(), 2);
+    websocket_is_tried_again(&c, &host);
 }
 
 #[test]
