@@ -38,19 +38,22 @@ use futures::future::LocalBoxFuture;
 
 use super::delta_fifo::{DeltaType, Popped};
 use super::informer_queue::InformerQueue;
-use super::keys::{object_key, DeltaObject};
+use super::keys::DeltaObject;
 use super::store::{Indexer, StoreError};
 use crate::rest::KubeObject;
 use crate::rt::{yield_now, Notify, SharedClock};
 
 /// Receives what the controller applied (client-go's `ResourceEventHandler`).
+///
+/// Each call names the key the change was stored under, so a handler that
+/// needs it does not derive it from the object again.
 pub trait DeltaHandler {
     /// A new key was stored.
-    fn on_add(&self, obj: &KubeObject, is_in_initial_list: bool);
+    fn on_add(&self, key: &str, obj: &KubeObject, is_in_initial_list: bool);
     /// A cached key was overwritten; `old` is what the cache held.
-    fn on_update(&self, old: &KubeObject, new: &KubeObject);
+    fn on_update(&self, key: &str, old: &KubeObject, new: &KubeObject);
     /// A key was removed; `obj` is the final state or a tombstone.
-    fn on_delete(&self, obj: &DeltaObject);
+    fn on_delete(&self, key: &str, obj: &DeltaObject);
     /// Whether the next key may be applied now (false while a consumer's
     /// backlog is full).
     fn has_room(&self) -> bool {
@@ -85,42 +88,28 @@ pub(crate) fn process_deltas(
     handler: &dyn DeltaHandler,
 ) -> Result<(), ApplyFailure> {
     let mut failure = None;
+    // Every delta of a popped item was queued under its key.
+    let key = popped.key.as_str();
     for d in &popped.deltas {
         match (d.kind, &d.object) {
             (DeltaType::Deleted, obj) => {
-                if let Ok(key) = obj.key() {
-                    indexer.delete_key(&key);
-                }
-                handler.on_delete(obj);
+                indexer.delete_key(key);
+                handler.on_delete(key, obj);
             }
-            (kind, DeltaObject::Object(obj)) => {
-                let from_watch = matches!(kind, DeltaType::Added | DeltaType::Updated);
-                let fail = |error| ApplyFailure {
-                    key: popped.key.clone(),
-                    error,
-                    from_watch,
-                };
-                let key = match object_key(obj) {
-                    Ok(k) => k,
-                    Err(e) => {
-                        failure = Some(fail(StoreError::Key(e)));
-                        continue;
+            (kind, DeltaObject::Object(obj)) => match indexer.insert(key, obj.clone()) {
+                Ok(Some(old)) => handler.on_update(key, &old, obj),
+                Ok(None) => handler.on_add(key, obj, popped.is_in_initial_list),
+                Err(error) => {
+                    if let Some(old) = indexer.delete_key(key) {
+                        handler.on_delete(key, &DeltaObject::Object(old));
                     }
-                };
-                let old = indexer.get_by_key(&key);
-                if let Err(e) = indexer.upsert(key.clone(), obj.clone()) {
-                    if let Some(old) = old {
-                        indexer.delete_key(&key);
-                        handler.on_delete(&DeltaObject::Object(old));
-                    }
-                    failure = Some(fail(e));
-                    continue;
+                    failure = Some(ApplyFailure {
+                        key: popped.key.clone(),
+                        error,
+                        from_watch: matches!(kind, DeltaType::Added | DeltaType::Updated),
+                    });
                 }
-                match old {
-                    Some(old) => handler.on_update(&old, obj),
-                    None => handler.on_add(obj, popped.is_in_initial_list),
-                }
-            }
+            },
             // Only `Deleted` deltas carry tombstones.
             (_, DeltaObject::Tombstone(_)) => {}
         }
@@ -247,6 +236,7 @@ impl Controller {
 mod tests {
     use super::*;
     use crate::cache::delta_fifo::{DeltaFifo, DeltaFifoOptions, KnownObjects};
+    use crate::cache::keys::object_key;
     use crate::cache::keys::Tombstone;
     use crate::rest::fixtures::obj;
     use crate::rt::{run_until_stalled, spawn_local, FakeClock};
@@ -255,14 +245,17 @@ mod tests {
     #[derive(Default)]
     struct Rec(RefCell<Vec<String>>);
     impl DeltaHandler for Rec {
-        fn on_add(&self, o: &KubeObject, initial: bool) {
+        fn on_add(&self, key: &str, o: &KubeObject, initial: bool) {
+            assert_eq!(key, object_key(o).unwrap());
             self.0.borrow_mut().push(format!(
                 "add {}@{} {initial}",
                 o.name(),
                 o.resource_version()
             ));
         }
-        fn on_update(&self, old: &KubeObject, new: &KubeObject) {
+        fn on_update(&self, key: &str, old: &KubeObject, new: &KubeObject) {
+            assert_eq!(key, object_key(new).unwrap());
+            assert_eq!(key, object_key(old).unwrap());
             self.0.borrow_mut().push(format!(
                 "update {}@{}->{}",
                 new.name(),
@@ -270,7 +263,8 @@ mod tests {
                 new.resource_version()
             ));
         }
-        fn on_delete(&self, o: &DeltaObject) {
+        fn on_delete(&self, key: &str, o: &DeltaObject) {
+            assert_eq!(key, o.key().unwrap());
             let what = match o {
                 DeltaObject::Object(o) => format!("{}@{}", o.name(), o.resource_version()),
                 DeltaObject::Tombstone(t) => format!(
@@ -318,11 +312,12 @@ mod tests {
         };
         struct Check(Indexer);
         impl DeltaHandler for Check {
-            fn on_add(&self, o: &KubeObject, _: bool) {
-                assert!(self.0.get_by_key(&object_key(o).unwrap()).is_some());
+            fn on_add(&self, key: &str, o: &KubeObject, _: bool) {
+                assert_eq!(key, object_key(o).unwrap());
+                assert!(self.0.get_by_key(key).is_some());
             }
-            fn on_update(&self, _: &KubeObject, _: &KubeObject) {}
-            fn on_delete(&self, _: &DeltaObject) {}
+            fn on_update(&self, _: &str, _: &KubeObject, _: &KubeObject) {}
+            fn on_delete(&self, _: &str, _: &DeltaObject) {}
         }
         process_deltas(&ix, &p, &Check(ix.clone())).unwrap();
         assert_eq!(ix.get_by_key("ns/b").unwrap().resource_version(), "5");

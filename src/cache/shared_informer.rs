@@ -209,8 +209,8 @@ pub enum Applied<'a> {
 }
 
 /// Called synchronously, in cache order, for every change the cache applies
-/// (see [`SharedIndexInformer::observe`]).
-pub type Observer = Rc<dyn Fn(Applied<'_>)>;
+/// (see [`SharedIndexInformer::observe`]), with the key it applied it under.
+pub type Observer = Rc<dyn Fn(&str, Applied<'_>)>;
 
 /// The observers, replaced (never changed in place) when one is added, so a
 /// call can go on while another is added.
@@ -218,10 +218,10 @@ pub type Observer = Rc<dyn Fn(Applied<'_>)>;
 struct Observers(Rc<RefCell<Rc<[Observer]>>>);
 
 impl Observers {
-    fn tell(&self, change: Applied<'_>) {
+    fn tell(&self, key: &str, change: Applied<'_>) {
         let list = self.0.borrow().clone();
         for o in list.iter() {
-            o(change);
+            o(key, change);
         }
     }
 }
@@ -232,12 +232,12 @@ impl Observers {
 struct Fanout(Rc<Processor>, StatusCell, Observers);
 
 impl DeltaHandler for Fanout {
-    fn on_add(&self, obj: &KubeObject, initial: bool) {
-        self.2.tell(Applied::Added(obj));
+    fn on_add(&self, key: &str, obj: &KubeObject, initial: bool) {
+        self.2.tell(key, Applied::Added(obj));
         self.0
             .distribute(Notification::Add(obj.clone(), initial), false);
     }
-    fn on_update(&self, old: &KubeObject, new: &KubeObject) {
+    fn on_update(&self, key: &str, old: &KubeObject, new: &KubeObject) {
         // The same version again (a resync, or a relist that found it
         // unchanged): only handlers that asked for resyncs hear of it.
         // Handlers hear of an update under the same version only if they
@@ -245,13 +245,13 @@ impl DeltaHandler for Fanout {
         // the diff reports it when the content changed.
         let sync = old.resource_version() == new.resource_version();
         if !sync || !old.same_content(new) {
-            self.2.tell(Applied::Updated(old, new));
+            self.2.tell(key, Applied::Updated(old, new));
         }
         self.0
             .distribute(Notification::Update(old.clone(), new.clone()), sync);
     }
-    fn on_delete(&self, obj: &DeltaObject) {
-        self.2.tell(Applied::Deleted(obj));
+    fn on_delete(&self, key: &str, obj: &DeltaObject) {
+        self.2.tell(key, Applied::Deleted(obj));
         self.0.distribute(Notification::Delete(obj.clone()), false);
     }
     fn has_room(&self) -> bool {

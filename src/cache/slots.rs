@@ -88,10 +88,11 @@ impl Slots {
         Ok((id, true))
     }
 
-    /// Replace the object in live slot `id`.
-    pub(crate) fn set_obj(&mut self, id: u32, obj: KubeObject) {
-        if let Some(Some(slot)) = self.slots.get_mut(id as usize) {
-            slot.obj = obj;
+    /// Replace the object in live slot `id`, returning the one it held.
+    pub(crate) fn set_obj(&mut self, id: u32, obj: KubeObject) -> Option<KubeObject> {
+        match self.slots.get_mut(id as usize) {
+            Some(Some(slot)) => Some(std::mem::replace(&mut slot.obj, obj)),
+            _ => None,
         }
     }
 

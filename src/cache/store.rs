@@ -230,18 +230,19 @@ impl State {
             .ok_or_else(|| StoreError::UnknownIndex(name.to_owned()))
     }
 
-    /// Insert or replace `obj` under `key` and refile it in every index.
-    /// Runs no user code; fails only before changing anything.
+    /// Insert or replace `obj` under `key` and refile it in every index,
+    /// returning the object it replaced. Runs no user code; fails only
+    /// before changing anything.
     fn upsert(
         &mut self,
         key: &str,
         obj: KubeObject,
         computed: &Computed,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<KubeObject>, StoreError> {
         if computed.generation != self.index_generation {
             return Err(StoreError::Reentrant);
         }
-        let (id, _) = self
+        let (id, fresh) = self
             .slots
             .insert_key(key, &obj)
             .map_err(|_| StoreError::Full)?;
@@ -267,9 +268,10 @@ impl State {
             self.last_sync_rv.clear();
             self.last_sync_rv.push_str(rv);
         }
-        self.slots.set_obj(id, obj);
+        let old = self.slots.set_obj(id, obj);
         self.version += 1;
-        Ok(())
+        // A fresh slot already held `obj` itself.
+        Ok(old.filter(|_| !fresh))
     }
 
     /// Remove the object under `key` from the table and every index.
@@ -401,7 +403,7 @@ impl Indexer {
             .map_err(StoreError::from)
             .and_then(|()| st.upsert(&key, obj, &computed));
         st.key_buf = key;
-        r
+        r.map(drop)
     }
 
     /// Same as [`add`](Indexer::add).
@@ -411,8 +413,15 @@ impl Indexer {
 
     /// Insert or replace the object under `key`.
     pub fn upsert(&self, key: String, obj: KubeObject) -> Result<(), StoreError> {
+        self.insert(&key, obj).map(drop)
+    }
+
+    /// Insert or replace the object under `key`, returning the object it
+    /// replaced: one lookup where a `get_by_key` before an `upsert` takes
+    /// two (the informer's write path, once per event).
+    pub fn insert(&self, key: &str, obj: KubeObject) -> Result<Option<KubeObject>, StoreError> {
         let computed = self.computed(&obj)?;
-        self.write()?.upsert(&key, obj, &computed)
+        self.write()?.upsert(key, obj, &computed)
     }
 
     /// Remove the object with `obj`'s key; absent keys are a no-op (ST-02).

@@ -1509,18 +1509,14 @@ impl InformerFactory {
         // The keys of the next diff, collected as the cache applies them:
         // no notification is queued for them.
         let weak = Rc::downgrade(&state);
-        inf.observe(Rc::new(move |change: Applied<'_>| {
+        inf.observe(Rc::new(move |key: &str, change: Applied<'_>| {
             if let Some(state) = weak.upgrade() {
-                let (key, kind) = match change {
-                    Applied::Added(o) => (crate::cache::object_key(o).ok(), ChangeKind::Add),
-                    Applied::Updated(_, o) => {
-                        (crate::cache::object_key(o).ok(), ChangeKind::Update)
-                    }
-                    Applied::Deleted(d) => (d.key().ok(), ChangeKind::Delete),
+                let kind = match change {
+                    Applied::Added(_) => ChangeKind::Add,
+                    Applied::Updated(..) => ChangeKind::Update,
+                    Applied::Deleted(_) => ChangeKind::Delete,
                 };
-                if let Some(k) = key {
-                    state.record(&k, kind);
-                }
+                state.record(key, kind);
             }
         }));
         if self.life.hidden.get() {

@@ -48,9 +48,9 @@ fn status_event(code: u16, reason: &str) -> WatchEvent {
 
 struct Nop;
 impl DeltaHandler for Nop {
-    fn on_add(&self, _: &KubeObject, _: bool) {}
-    fn on_update(&self, _: &KubeObject, _: &KubeObject) {}
-    fn on_delete(&self, _: &crate::cache::DeltaObject) {}
+    fn on_add(&self, _: &str, _: &KubeObject, _: bool) {}
+    fn on_update(&self, _: &str, _: &KubeObject, _: &KubeObject) {}
+    fn on_delete(&self, _: &str, _: &crate::cache::DeltaObject) {}
 }
 
 struct Rig {

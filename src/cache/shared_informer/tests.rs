@@ -1202,13 +1202,16 @@ fn observers_see_each_applied_change_in_cache_order_before_handlers_but_no_resyn
     let log: Log = Rc::default();
     let seen = log.clone();
     let store = r.inf.store();
-    r.inf.observe(Rc::new(move |c: Applied<'_>| {
-        // Called after the store took the change.
+    r.inf.observe(Rc::new(move |key: &str, c: Applied<'_>| {
+        // Called after the store took the change, with the key it took it under.
         let s = match c {
-            Applied::Added(o) => format!("observed add {}@{}", o.name(), o.resource_version()),
+            Applied::Added(o) => {
+                assert_eq!(store.get_by_key(key).as_ref(), Some(o));
+                format!("observed add {}@{}", o.name(), o.resource_version())
+            }
             Applied::Updated(old, new) => {
-                let key = crate::cache::object_key(new).unwrap_or_default();
-                assert_eq!(store.get_by_key(&key).as_ref(), Some(new));
+                assert_eq!(crate::cache::object_key(old).ok().as_deref(), Some(key));
+                assert_eq!(store.get_by_key(key).as_ref(), Some(new));
                 format!(
                     "observed update {}@{}->{}",
                     new.name(),
@@ -1216,7 +1219,11 @@ fn observers_see_each_applied_change_in_cache_order_before_handlers_but_no_resyn
                     new.resource_version()
                 )
             }
-            Applied::Deleted(d) => format!("observed delete {}", d.key().unwrap_or_default()),
+            Applied::Deleted(d) => {
+                assert_eq!(d.key().ok().as_deref(), Some(key));
+                assert!(store.get_by_key(key).is_none());
+                format!("observed delete {key}")
+            }
         };
         seen.borrow_mut().push(s);
     }));
@@ -1249,7 +1256,7 @@ fn observers_see_each_applied_change_in_cache_order_before_handlers_but_no_resyn
     // A second observer sees what comes next, as does the first.
     let second: Log = Rc::default();
     let s2 = second.clone();
-    r.inf.observe(Rc::new(move |c: Applied<'_>| {
+    r.inf.observe(Rc::new(move |_key: &str, c: Applied<'_>| {
         if let Applied::Added(o) = c {
             s2.borrow_mut().push(o.name().to_owned());
         }
@@ -1270,7 +1277,7 @@ fn a_change_under_the_same_resource_version_is_a_change() {
     let r = rig(vec![page("2", vec![spec(1)]), page("3", vec![spec(3)])]);
     let observed: Log = Rc::default();
     let o = observed.clone();
-    r.inf.observe(Rc::new(move |c| {
+    r.inf.observe(Rc::new(move |_key: &str, c| {
         if let Applied::Updated(old, new) = c {
             o.borrow_mut().push(format!(
                 "{} -> {}",
@@ -1336,7 +1343,7 @@ fn a_relisted_copy_without_kind_and_api_version_is_the_same_version() {
     ]);
     let observed: Log = Rc::default();
     let o = observed.clone();
-    r.inf.observe(Rc::new(move |c| {
+    r.inf.observe(Rc::new(move |_key: &str, c| {
         if let Applied::Updated(_, new) = c {
             o.borrow_mut()
                 .push(new.field_text("spec.x").unwrap_or_default());

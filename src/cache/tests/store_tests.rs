@@ -197,6 +197,34 @@ fn st_12_add_indexers_indexes_existing_and_rejects_duplicates() {
 }
 
 #[test]
+fn insert_returns_what_the_key_held_and_indexes_follow() {
+    let s = store_with_users();
+    assert_eq!(
+        s.insert("ns/a", obj("ns/a", 1, &[("users", "ann")])),
+        Ok(None)
+    );
+    let old = s
+        .insert("ns/a", obj("ns/a", 2, &[("users", "bob")]))
+        .unwrap();
+    assert_eq!(
+        old.map(|o| o.resource_version().to_owned()).as_deref(),
+        Some("1")
+    );
+    assert_eq!(s.get_by_key("ns/a").unwrap().resource_version(), "2");
+    assert!(s.by_index("byUser", "ann").unwrap().is_empty());
+    assert_eq!(keys(s.by_index("byUser", "bob").unwrap()), set(&["ns/a"]));
+    // A refused write changes nothing and returns no object.
+    let mut ix = Indexers::new();
+    ix.insert(
+        "strict".into(),
+        Rc::new(|_: &KubeObject| Err("no".into())) as IndexFunc,
+    );
+    let strict = Indexer::new(ix);
+    assert!(strict.insert("ns/a", obj("ns/a", 1, &[])).is_err());
+    assert!(!strict.contains_key("ns/a"));
+}
+
+#[test]
 fn st_12_failing_index_function_rejects_the_write_untouched() {
     let mut ix = Indexers::new();
     ix.insert(
