@@ -291,7 +291,7 @@ async fn server_close_mid_stream_is_the_fetch_watch_error() {
     sim::post(&c, "/sim/drop-watches", json!({})).await;
     let (ef, es) = (wf.next().await, ws.next().await);
     match &es {
-        Some(Err(Error::Network { message })) => assert!(message.contains("1006"), "{message}"),
+        Some(Err(Error::Network { message, .. })) => assert!(message.contains("1006"), "{message}"),
         other => panic!("WebSocket gave {other:?}"),
     }
     let node = option_env!("KUBEWASM_EXPECT_HOST") == Some("node");

@@ -143,9 +143,7 @@ mod tests {
         let clock = FakeClock::new();
         let lw = ScriptedListerWatcher::new();
         for _ in 0..10 {
-            lw.push_list(Err(Error::Network {
-                message: "connect ECONNREFUSED 127.0.0.1:1".into(),
-            }));
+            lw.push_list(Err(Error::unreachable("connect ECONNREFUSED 127.0.0.1:1")));
         }
         let inf = informer(&clock, &lw);
         inf.start();

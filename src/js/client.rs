@@ -59,12 +59,13 @@ export interface ClientOptions {
   /** `fetch` credentials mode; `include` for cookie-authenticated proxies. */
   credentials?: 'omit' | 'same-origin' | 'include' | undefined;
   /**
-   * How long a request may wait for its response to begin, and then for each
-   * next part of its body, in ms (default 60,000): a list that keeps arriving
-   * is never cut off, one that stalls for this long fails with `Timeout`. 0 or `Infinity`: no limit
-   * (a WebSocket handshake still gets 30 s; a `tokenProvider` then gets as long as it takes).
-   * Watches have their own idle limit; a log's body has none (as client-go's
-   * `Stream`): `return()` ends it.
+   * How long a call may take, in ms (default 60,000), retries and the waits between them included (client-go's
+   * `Timeout`): a retry whose wait would end past it is not made, and the call fails with the error that called
+   * for it; a try still waiting at the end fails with `Timeout`. It covers a whole response, but a list's body
+   * only until it begins: a list that keeps arriving is never cut off, one that stalls for this long between
+   * parts fails with `Timeout`. 0 or `Infinity`: no limit (a WebSocket handshake still gets 30 s; a
+   * `tokenProvider` then gets as long as it takes). Watches have it until their response begins, then their own
+   * idle limit; a log's body has none (as client-go's `Stream`): `return()` ends it.
    */
   timeoutMs?: number | undefined;
   /**
@@ -76,7 +77,7 @@ export interface ClientOptions {
   burst?: number | undefined;
   /** At most this many requests waiting for response headers at once (edge runtimes allow six); the rest queue. */
   maxInFlight?: number | undefined;
-  /** Retries (default 10): of reads on 429/5xx/network errors; of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. An informer's list and watch are retried by the informer instead, with its backoff, so that its `status` and `error` listeners show a failure as it happens. */
+  /** Retries (default 10), all within `timeoutMs`: of reads on 429/5xx/network errors (not on a connection refused, or a server name that did not resolve, where the transport tells: the Node transport and Node's `fetch` do, a browser's `fetch` does not, so there those are retried too); of writes only when the server asked (a 429, or a 5xx, with `Retry-After` or the `Status`'s `details.retryAfterSeconds`, which a page can read where a cross-origin response hides the header), as client-go does. An informer's list and watch are retried by the informer instead, with its backoff, so that its `status` and `error` listeners show a failure as it happens. */
   maxRetries?: number | undefined;
   /** Longest accepted (non-watch) response body in bytes (default 512 MiB, at least 1024, `Infinity` for no limit); a longer one fails with reason `ResponseTooLarge`. */
   maxResponseBytes?: number | undefined;

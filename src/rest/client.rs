@@ -7,7 +7,10 @@
 //! browser needs): a retryable request (GET — get, list, establishing a
 //! watch — or one that opted in) is retried up to `max_retries` times on 429,
 //! on 500/502/503/504 (and any 5xx carrying `Retry-After`), and on network
-//! errors. The wait is the server's `Retry-After` (header, else
+//! errors other than a connection that was never made (refused, a name that
+//! did not resolve: client-go retries only connections lost on the way; a
+//! browser's `fetch` cannot tell them apart, so there every network error is
+//! retried). The wait is the server's `Retry-After` (header, else
 //! `details.retryAfterSeconds`) when given, else capped exponential backoff
 //! with jitter. client-go retries only when `Retry-After` is present; a
 //! browser also meets proxies and load balancers that answer 502/503 without
@@ -15,8 +18,15 @@
 //! delete) is retried only when the server asked for it: a 429, or a 5xx
 //! with `Retry-After`, as client-go's `IsNextRetry` does for a request whose
 //! body it can send again; never on a network error, which may have come
-//! after the server acted. A request's own timeout is never retried: its
-//! budget is spent.
+//! after the server acted.
+//!
+//! The timeout bounds the whole call, retries and their waits included, as
+//! client-go's `Request.request` wraps its retry loop in one
+//! `context.WithTimeout`: a wait that would outlast it ends the call at once
+//! with the failure that called for it, and a try cut short by it ends the
+//! call with [`Error::Timeout`] (never retried). What it bounds is the wait
+//! for an answer: a whole body, but a LIST's or a stream's only until their
+//! headers (a LIST then gets the timeout for each next part of its body).
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -25,7 +35,7 @@ use futures::future::{select, Either};
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 
-use crate::rt::{Rng, SharedClock};
+use crate::rt::{Instant, Rng, SharedClock};
 
 use super::config::{Auth, Config};
 use super::limiter::TokenBucket;
@@ -378,17 +388,18 @@ impl Client {
         Ok(h)
     }
 
-    /// One attempt: send, and for non-watches read the body, all within the
-    /// timeout. A LIST streams: the timeout covers its headers and then each
-    /// wait for more of the body, not the whole transfer, so a collection of
-    /// any size can arrive as long as it keeps arriving. Returns the response
-    /// and (non-watch) its body; non-success statuses come back as `Ok` for
-    /// the caller to classify.
+    /// One attempt: send, and for non-watches read the body, all within
+    /// `limit` (what is left of the request's time). A LIST streams: `limit`
+    /// covers its headers, and then `idle` each wait for more of the body,
+    /// not the whole transfer, so a collection of any size can arrive as long
+    /// as it keeps arriving. Returns the response and (non-watch) its body;
+    /// non-success statuses come back as `Ok` for the caller to classify.
     async fn attempt(
         &self,
         http: HttpRequest,
         want: &Want,
-        timeout: Option<Duration>,
+        limit: Option<Duration>,
+        idle: Option<Duration>,
     ) -> Result<(HttpResponse, Body), Error> {
         let watch = matches!(want, Want::Stream);
         let transport = self.0.transport.clone();
@@ -420,7 +431,7 @@ impl Client {
             };
             Ok::<_, Error>((resp, body))
         };
-        let (mut resp, body) = match timeout {
+        let (mut resp, body) = match limit {
             None => work.await?,
             Some(d) => {
                 let work = Box::pin(work);
@@ -438,17 +449,29 @@ impl Client {
         };
         match want {
             Want::List(hooks) if (200..300).contains(&resp.status) => {
-                let list = read_list(
-                    &mut resp.body,
-                    max_body,
-                    hooks.clone(),
-                    &self.0.clock,
-                    timeout,
-                )
-                .await?;
+                let list =
+                    read_list(&mut resp.body, max_body, hooks.clone(), &self.0.clock, idle).await?;
                 Ok((resp, Body::List(list)))
             }
             _ => Ok((resp, body)),
+        }
+    }
+
+    /// Wait for the rate limiter (watches are exempt), until `deadline` if
+    /// one is given; false when the deadline came first.
+    async fn throttle(&self, watch: bool, deadline: Option<Instant>) -> bool {
+        let Some(l) = self.0.limiter.as_ref().filter(|_| !watch) else {
+            return true;
+        };
+        match deadline {
+            None => {
+                l.acquire().await;
+                true
+            }
+            Some(d) => {
+                let wait = self.0.clock.sleep_until(d);
+                matches!(select(Box::pin(l.acquire()), wait).await, Either::Left(_))
+            }
         }
     }
 
@@ -456,26 +479,35 @@ impl Client {
         let watch = matches!(want, Want::Stream);
         let long_lived = watch || matches!(want, Want::Body { long_lived: true });
         let cfg = &self.0.config;
+        let clock = &self.0.clock;
         let url = req.url(&cfg.base_url)?;
         let timeout = req.timeout_override().or(cfg.timeout);
+        // The timeout bounds the whole call, retries and their waits
+        // included (client-go wraps its retry loop in one
+        // `context.WithTimeout`). It starts once the first try is through
+        // the rate limiter, as client-go's does, so that a throttled client
+        // does not time out before it sent anything.
+        self.throttle(watch, None).await;
+        let deadline = timeout.map(|d| clock.now() + d);
+        let left = || deadline.map(|d| d.saturating_duration_since(clock.now()));
         let mut retries = 0u32;
+        // The failure of the try before, for a timeout to say what it cut short.
+        let mut previous: Option<Error> = None;
         loop {
-            if !watch {
-                if let Some(l) = &self.0.limiter {
-                    l.acquire().await;
-                }
-            }
             // A token provider gets the timeout too (an exec plugin or a
             // refresh that never answers), as client-go's covers its auth;
             // the answer then has its own.
-            let headers = match timeout {
+            let headers = match left() {
                 None => self.headers(req).await?,
-                Some(d) => match select(Box::pin(self.headers(req)), self.0.clock.sleep(d)).await {
+                Some(d) => match select(Box::pin(self.headers(req)), clock.sleep(d)).await {
                     Either::Left((h, _)) => h?,
                     Either::Right(_) => {
-                        return Err(Error::timeout(format!(
-                            "the token provider gave no token within {d:?}"
-                        )))
+                        return Err(out_of_time(
+                            format!("the token provider gave no token within {d:?}"),
+                            timeout,
+                            retries,
+                            previous.as_ref(),
+                        ))
                     }
                 },
             };
@@ -487,7 +519,7 @@ impl Client {
                 credentials: cfg.credentials,
                 is_watch: long_lived,
             };
-            let err = match self.attempt(http, want, timeout).await {
+            let err = match self.attempt(http, want, left(), timeout).await {
                 Ok((resp, body)) => {
                     self.warn(&resp.headers);
                     let ok = if watch {
@@ -500,6 +532,11 @@ impl Client {
                     }
                     let retry_after = resp.retry_after_seconds();
                     Error::from_response(resp.status, &body.into_bytes(), retry_after)
+                }
+                Err(Error::Timeout { message })
+                    if retries > 0 && left() == Some(Duration::ZERO) =>
+                {
+                    return Err(out_of_time(message, timeout, retries, previous.as_ref()))
                 }
                 Err(e) => e,
             };
@@ -530,10 +567,43 @@ impl Client {
                     cfg.backoff.delay(retries, r)
                 }
             };
+            // A wait that would outlast the timeout ends the call now, with
+            // the failure that called for it rather than a timeout later.
+            if left().is_some_and(|l| wait >= l) {
+                return Err(err);
+            }
             retries += 1;
-            self.0.clock.sleep(wait).await;
+            clock.sleep(wait).await;
+            if !self.throttle(watch, deadline).await {
+                return Err(out_of_time(
+                    "the rate limiter let no retry through".to_owned(),
+                    timeout,
+                    retries,
+                    Some(&err),
+                ));
+            }
+            previous = Some(err);
         }
     }
+}
+
+/// The timeout of a call that had retried: `what` ran out of the rest of
+/// the call's `timeout`, and the failure before it tells why it retried.
+fn out_of_time(
+    what: String,
+    timeout: Option<Duration>,
+    retries: u32,
+    previous: Option<&Error>,
+) -> Error {
+    if retries == 0 {
+        return Error::timeout(what);
+    }
+    let total = timeout.map_or_else(String::new, |t| format!(" of {t:?}"));
+    let before = previous.map_or_else(String::new, |e| format!("; the try before: {e}"));
+    Error::timeout(format!(
+        "{what}, the rest of the request's time{total} after {retries} {}{before}",
+        if retries == 1 { "retry" } else { "retries" }
+    ))
 }
 
 /// What a successful answer's body is read as.
@@ -569,7 +639,10 @@ impl Body {
 /// Whether a failed attempt may be retried (for a retryable request).
 pub fn is_retryable_error(err: &Error) -> bool {
     match err {
-        Error::Network { .. } => true,
+        // client-go retries connections lost on the way, not refused ones
+        // (`isErrRetryableFunc` in `Request.request`): a server that is
+        // down is reported at once.
+        Error::Network { unreachable, .. } => !unreachable,
         Error::Api(a) => {
             matches!(a.code, 429 | 500 | 502 | 503 | 504)
                 || (a.code >= 500 && a.retry_after_seconds.is_some())

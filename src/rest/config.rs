@@ -140,9 +140,10 @@ pub struct Config {
     /// CORS preflight.
     pub user_agent: Option<String>,
     /// Timeout of a non-watch request (until its body is read) and of
-    /// establishing a watch (until its headers arrive). A LIST's body, which
-    /// is decoded as it streams in, may take longer: the limit is then on
-    /// each wait for more of it. Default 60 s; `None` waits forever.
+    /// establishing a watch (until its headers arrive), retries and the
+    /// waits between them included. A LIST's body, which is decoded as it
+    /// streams in, may take longer: the limit is then on each wait for more
+    /// of it. Default 60 s; `None` waits forever.
     pub timeout: Option<Duration>,
     /// `fetch` credentials mode.
     pub credentials: CredentialsMode,

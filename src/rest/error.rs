@@ -23,6 +23,11 @@ pub enum Error {
     Network {
         /// What the platform reported.
         message: String,
+        /// The transport could tell that no connection was made at all (it
+        /// was refused, or the host name did not resolve): the client does
+        /// not retry it, as client-go retries only connections lost on the
+        /// way. False where the host hides the cause (a browser's `fetch`).
+        unreachable: bool,
     },
     /// No response (or, on a watch, no bytes) within the configured time.
     Timeout {
@@ -321,6 +326,16 @@ impl Error {
     pub fn network(message: impl Into<String>) -> Self {
         Error::Network {
             message: message.into(),
+            unreachable: false,
+        }
+    }
+
+    /// A network error that made no connection (see
+    /// [`Error::Network::unreachable`](Error::Network)).
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        Error::Network {
+            message: message.into(),
+            unreachable: true,
         }
     }
 
@@ -564,10 +579,10 @@ impl fmt::Display for Error {
         match self {
             Error::Api(a) => write!(f, "API error: {a}"),
             // Chromium's own message for a failed body read is "network error".
-            Error::Network { message } if message.starts_with("network error") => {
+            Error::Network { message, .. } if message.starts_with("network error") => {
                 f.write_str(message)
             }
-            Error::Network { message } => write!(f, "network error: {message}"),
+            Error::Network { message, .. } => write!(f, "network error: {message}"),
             Error::Timeout { message } => write!(f, "timeout: {message}"),
             Error::Aborted => write!(f, "request aborted"),
             Error::Decode { message, excerpt } => {

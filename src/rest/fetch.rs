@@ -98,10 +98,33 @@ fn classify(v: JsValue) -> Error {
             format!("TLS: {msg} ({code})")
         };
         Error::Refused { message }
+    } else if unreachable(&v) {
+        Error::unreachable(js_message(&v))
     } else {
-        // A TypeError: the host hides whether it was DNS, refusal or CORS.
+        // A TypeError: a browser hides whether it was DNS, refusal or CORS,
+        // so the client retries it (within its timeout).
         Error::network(js_message(&v))
     }
+}
+
+/// Whether a failed `fetch` says no connection was made, where the host
+/// tells: Node's `fetch` puts the socket error's code (`ECONNREFUSED`,
+/// `ENOTFOUND`, …) on the error's `cause`, Bun on the error.
+fn unreachable(v: &JsValue) -> bool {
+    let code = |o: &JsValue| {
+        Reflect::get(o, &JsValue::from_str("code"))
+            .ok()
+            .and_then(|c| c.as_string())
+    };
+    let cause = Reflect::get(v, &JsValue::from_str("cause"))
+        .ok()
+        .filter(|c| c.is_object());
+    cause
+        .as_ref()
+        .and_then(code)
+        .into_iter()
+        .chain(code(v))
+        .any(|c| super::transport::is_unreachable_code(&c))
 }
 
 /// What a failed `fetch` says of a certificate the client does not trust,

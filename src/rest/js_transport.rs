@@ -64,8 +64,9 @@ fn set(o: &Object, key: &str, value: &JsValue) {
 
 /// A transport's failure as a client error: `AbortError` → aborted; one
 /// marked `retryable: false` (a TLS certificate the client does not trust)
-/// → refused, reported at once; anything else → network
-/// error, which the client retries.
+/// → refused, reported at once; one whose `code` says no connection was
+/// made (`ECONNREFUSED`, `ENOTFOUND`, …) → a network error the client does
+/// not retry; anything else → network error, which the client retries.
 fn classify(v: JsValue) -> Error {
     if get(&v, "name").as_string().as_deref() == Some("AbortError") {
         return Error::Aborted;
@@ -74,13 +75,23 @@ fn classify(v: JsValue) -> Error {
         Some(m) => m,
         None => v.as_string().unwrap_or_else(|| format!("{v:?}")),
     };
-    if let Some(code) = get(&v, "code").as_string() {
-        if !msg.contains(&code) {
-            msg = format!("{msg} ({code})");
+    let code = get(&v, "code").as_string();
+    if let Some(code) = &code {
+        if !msg.contains(code.as_str()) {
+            msg = if msg.is_empty() {
+                code.clone()
+            } else {
+                format!("{msg} ({code})")
+            };
         }
     }
     if get(&v, "retryable").as_bool() == Some(false) {
         Error::Refused { message: msg }
+    } else if code
+        .as_deref()
+        .is_some_and(super::transport::is_unreachable_code)
+    {
+        Error::unreachable(msg)
     } else {
         Error::network(msg)
     }

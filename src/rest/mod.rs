@@ -69,7 +69,9 @@ pub use params::{
     WatchParams,
 };
 pub use request::{Method, Request};
-pub use transport::{BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport};
+pub use transport::{
+    is_unreachable_code, BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport,
+};
 pub use warning::{
     parse_warning_headers, DedupWarnings, SharedWarningHandler, Warning, WarningHandler,
     MAX_REMEMBERED_WARNINGS,

@@ -77,6 +77,26 @@ impl std::fmt::Debug for HttpResponse {
     }
 }
 
+/// Whether a transport's error `code` says no connection was made: Node's
+/// for a refused connection, a host with no route, or a name that did not
+/// resolve (`ECONNREFUSED`, `EHOSTUNREACH`, `ENETUNREACH`, `ENOTFOUND`,
+/// `EAI_AGAIN`, `EAI_FAIL`, `EAI_NONAME`), and Bun's `ConnectionRefused`.
+/// Such a failure is reported as [`Error::unreachable`], which the client
+/// does not retry.
+pub fn is_unreachable_code(code: &str) -> bool {
+    matches!(
+        code,
+        "ECONNREFUSED"
+            | "EHOSTUNREACH"
+            | "ENETUNREACH"
+            | "ENOTFOUND"
+            | "EAI_AGAIN"
+            | "EAI_FAIL"
+            | "EAI_NONAME"
+            | "ConnectionRefused"
+    )
+}
+
 pub(crate) fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers
         .iter()

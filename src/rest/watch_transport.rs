@@ -532,10 +532,12 @@ async fn open_socket(
     }
     // A proxy that never answers the upgrade must not hold the watch for
     // ever, with no request timeout either: in auto mode it falls back.
-    let timeout = req
-        .timeout_override()
-        .or(cfg.timeout)
-        .or(Some(HANDSHAKE_LIMIT));
+    // As for a fetch watch, the request timeout bounds the handshakes and
+    // the waits between them together.
+    let timeout = req.timeout_override().or(cfg.timeout);
+    let clock = client.clock();
+    let deadline = timeout.map(|d| clock.now() + d);
+    let left = || deadline.map(|d| d.saturating_duration_since(clock.now()));
     let mut attempt = 0u32;
     loop {
         let sreq = SocketRequest {
@@ -544,21 +546,24 @@ async fn open_socket(
             max_queued_bytes: cfg.max_line_bytes.saturating_mul(2).max(32 << 20),
         };
         let open = client.transport().open_websocket(sreq);
-        let result = match timeout {
-            None => open.await,
-            Some(d) => match select(open, client.clock().sleep(d)).await {
-                Either::Left((r, _)) => r,
-                Either::Right(_) => Err(Error::timeout(format!(
-                    "WebSocket to {url} did not open within {d:?}"
-                ))),
-            },
+        let limit = left().unwrap_or(HANDSHAKE_LIMIT);
+        let result = match select(open, clock.sleep(limit)).await {
+            Either::Left((r, _)) => r,
+            Either::Right(_) => Err(Error::timeout(format!(
+                "WebSocket to {url} did not open within {:?}",
+                timeout.unwrap_or(limit)
+            ))),
         };
         match result {
             Ok(body) => return Ok(body),
-            Err(Error::Network { .. }) if retry && attempt < cfg.max_retries => {
+            Err(e @ Error::Network { .. }) if retry && attempt < cfg.max_retries => {
                 let wait = client.retry_delay(attempt);
+                // A wait that would outlast the timeout ends it now.
+                if left().is_some_and(|l| wait >= l) {
+                    return Err(e);
+                }
                 attempt += 1;
-                client.clock().sleep(wait).await;
+                clock.sleep(wait).await;
             }
             Err(e) => return Err(e),
         }

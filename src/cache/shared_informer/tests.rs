@@ -1078,9 +1078,7 @@ fn a_seed_shows_stored_until_the_watch_opens_and_no_seed_lists() {
         vec![page("9", vec![obj("ns/a", 9)])],
         seeded(vec![obj("ns/a", 3)], "5"),
     );
-    r.lw.push_watch_error(Error::Network {
-        message: "offline".into(),
-    });
+    r.lw.push_watch_error(Error::network("offline"));
     r.inf.start();
     run_until_stalled();
     let st = r.inf.status_snapshot();

@@ -209,6 +209,77 @@ fn rc_04_network_errors_retry_client_errors_do_not() {
     assert_eq!(t.request_count(), 4);
 }
 
+/// A connection that was never made (refused, a name that did not resolve)
+/// is not retried, as client-go retries only connections lost on the way;
+/// one lost is.
+#[test]
+fn an_unreachable_server_is_reported_at_once() {
+    let (c, t, _clock) = setup(config());
+    t.push_error(Error::unreachable("connect ECONNREFUSED 127.0.0.1:1"));
+    t.push(pod("never"));
+    let r = start(get_pod(&c));
+    let err = r
+        .borrow_mut()
+        .take()
+        .expect("done at once")
+        .expect_err("fails");
+    assert!(err.is_network(), "{err}");
+    assert!(err.to_string().contains("ECONNREFUSED"), "{err}");
+    assert_eq!(t.request_count(), 1, "not retried");
+}
+
+/// The timeout bounds the whole call: a retry wait that would outlast it
+/// ends the call with the failure that called for it.
+#[test]
+fn the_timeout_bounds_the_retries_and_their_waits() {
+    let (c, t, clock) = setup(Config {
+        timeout: Some(Duration::from_secs(1)),
+        ..config()
+    });
+    for _ in 0..11 {
+        t.push(FakeResponse::status(503, "ServiceUnavailable", "busy"));
+    }
+    let began = clock.now();
+    let r = start(get_pod(&c));
+    while r.borrow().is_none() {
+        let next = clock.next_deadline().expect("a timer");
+        clock.set(next);
+        run_until_stalled();
+    }
+    // Tries at 0, 200 and 600 ms; the next wait (800 ms) would end past 1 s.
+    assert_eq!(t.request_count(), 3);
+    assert_eq!(clock.now() - began, Duration::from_millis(600));
+    let err = r.borrow_mut().take().expect("done").expect_err("fails");
+    assert_eq!(err.code(), Some(503), "{err}");
+}
+
+/// A try still waiting when the call's time is up ends it with a timeout
+/// that says what the try before it met, and aborts it.
+#[test]
+fn a_retry_cut_short_by_the_timeout_says_what_came_before() {
+    let (c, t, clock) = setup(Config {
+        timeout: Some(Duration::from_secs(1)),
+        ..config()
+    });
+    t.push_error(Error::network("connection reset"));
+    let pending = t.push_pending();
+    let r = start(get_pod(&c));
+    clock.advance(Duration::from_millis(200));
+    run_until_stalled();
+    assert_eq!(t.request_count(), 2, "retried after 200 ms");
+    clock.advance(Duration::from_millis(799));
+    run_until_stalled();
+    assert!(r.borrow().is_none(), "within the second");
+    clock.advance(Duration::from_millis(1));
+    run_until_stalled();
+    let err = r.borrow_mut().take().expect("done").expect_err("a timeout");
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("after 1 retry"), "{text}");
+    assert!(text.contains("connection reset"), "{text}");
+    assert!(pending.is_cancelled(), "the try was aborted");
+}
+
 /// The request timeout is measured on the clock and drops (aborts) the fetch.
 #[test]
 fn timeout_aborts_the_request() {
@@ -611,10 +682,14 @@ fn a_failure_status_with_200_is_an_error_not_an_object() {
     );
 }
 
-/// A Retry-After of a day is waited for at most a minute.
+/// A Retry-After of a day is waited for at most a minute (by a request
+/// whose timeout does not end it first).
 #[test]
 fn a_huge_retry_after_is_capped() {
-    let (c, t, clock) = setup(config());
+    let (c, t, clock) = setup(Config {
+        timeout: None,
+        ..config()
+    });
     t.push(FakeResponse::status(429, "TooManyRequests", "go away").header("Retry-After", "99999"));
     t.push(pod("a"));
     let r = start(get_pod(&c));
@@ -728,5 +803,21 @@ fn network_errors_to_caller_leaves_a_failed_connection_to_the_caller() {
         assert_eq!(t.request_count(), requests);
         let got = r.borrow_mut().take().expect("done");
         assert_eq!(got.is_ok(), ok, "{got:?}");
+    }
+}
+
+/// The codes that say no connection was made, and some that do not.
+#[test]
+fn unreachable_codes() {
+    for code in [
+        "ECONNREFUSED",
+        "ENOTFOUND",
+        "EAI_AGAIN",
+        "ConnectionRefused",
+    ] {
+        assert!(crate::rest::is_unreachable_code(code), "{code}");
+    }
+    for code in ["ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_SOCKET", ""] {
+        assert!(!crate::rest::is_unreachable_code(code), "{code}");
     }
 }

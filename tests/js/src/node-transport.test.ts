@@ -549,7 +549,10 @@ test('the Transport protocol: chunks sync or promised and split anywhere, header
   await typed(() => ({ status: 200, headers: {}, read: () => 'text' as unknown as Uint8Array }), 'Network', /not a Uint8Array/, 3);
   await typed(() => ({ status: 200, headers: {} }) as TransportResponse, 'Network', /no `read` method/, 3);
   await typed(() => Promise.reject(Object.assign(new Error('bad certificate'), { retryable: false })), 'Invalid', /bad certificate/, 1);
-  await typed(() => Promise.reject(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' })), 'Network', /gone \(ECONNREFUSED\)/, 3);
+  // No connection made (refused, a name that does not resolve): reported at once, as client-go does; one lost is retried.
+  await typed(() => Promise.reject(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' })), 'Network', /gone \(ECONNREFUSED\)/, 1);
+  await typed(() => Promise.reject(Object.assign(new Error('no such host'), { code: 'ENOTFOUND' })), 'Network', /ENOTFOUND/, 1);
+  await typed(() => Promise.reject(Object.assign(new Error('lost'), { code: 'ECONNRESET' })), 'Network', /lost \(ECONNRESET\)/, 3);
   await typed(() => Promise.reject(Object.assign(new Error('stop'), { name: 'AbortError' })), 'Aborted', /abort/i, 1);
   await typed(() => ({ status: 200, headers: {}, read: chunks('{"items":[', Promise.reject(new Error('reset mid-body'))) }), 'Network', /reset mid-body/, 3);
 });

@@ -1,0 +1,127 @@
+// Deadlines as a client-go user expects them: `timeoutMs` bounds a whole
+// call, retries and their waits included, and a server that is down is
+// reported at once.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeClient, KubeError, type Transport, type TransportRequest, type TransportResponse } from 'kubewasm';
+
+const configMaps = (client: KubeClient) => client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+
+/** `p`, or a failure once `ms` pass without it settling (so a regression fails fast instead of hanging). */
+const within = async <T>(p: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/** What `p` rejects with, as a KubeError. */
+const rejection = async (p: Promise<unknown>): Promise<KubeError> => {
+  const e = await p.then(
+    () => assert.fail('resolved'),
+    (e: unknown) => e,
+  );
+  assert.ok(e instanceof KubeError, `a KubeError, not ${String(e)}`);
+  return e;
+};
+
+/** A local HTTP server; `handle` answers (or never answers) each request. */
+const local = async (handle: http.RequestListener) => {
+  const srv = http.createServer(handle);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    close: async () => {
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    },
+  };
+};
+
+/** A transport that fails every request with a network error carrying no code (what a browser's fetch gives). */
+const opaqueFailures = () => {
+  const calls: TransportRequest[] = [];
+  const transport: Transport = {
+    request: async (req: TransportRequest): Promise<TransportResponse> => {
+      calls.push(req);
+      throw new TypeError('Failed to fetch');
+    },
+  };
+  return { calls, transport };
+};
+
+/** A URL on a port nobody listens on (not port 1, which `fetch` refuses to use at all). */
+const nobodyHome = async () => {
+  const srv = await local(() => {});
+  await srv.close();
+  return srv.url;
+};
+
+test('a server that refuses connections fails a read at once, over the Node transport and over fetch', async () => {
+  const url = await nobodyHome();
+  for (const transport of ['node', 'fetch'] as const) {
+    const client = new KubeClient({ server: url, timeoutMs: 1000, transport });
+    const began = Date.now();
+    const e = await within(rejection(configMaps(client).get('x')), 3000, transport);
+    assert.equal(e.reason, 'Network', `${transport}: ${e.message}`);
+    assert.match(e.message, /ECONNREFUSED/, transport);
+    assert.ok(Date.now() - began < 1000, `${transport}: failed after ${Date.now() - began} ms`);
+  }
+});
+
+test('timeoutMs bounds a read with its retries: 503s without Retry-After end with the 503 before the time is up', async () => {
+  let requests = 0;
+  const srv = await local((_req, res) => {
+    requests++;
+    res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', message: 'busy', code: 503 }));
+  });
+  try {
+    const client = new KubeClient({ server: srv.url, timeoutMs: 1000 });
+    const began = Date.now();
+    const e = await within(rejection(configMaps(client).get('x')), 5000, 'the read');
+    const took = Date.now() - began;
+    assert.equal(e.code, 503, e.message);
+    assert.ok(took < 1000, `failed after ${took} ms`);
+    assert.ok(requests >= 2 && requests <= 4, `${requests} requests: retried, not ten times`);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('network errors a transport cannot explain are retried, within timeoutMs', async () => {
+  const s = opaqueFailures();
+  const client = new KubeClient({ server: 'http://opaque.invalid', transport: s.transport, timeoutMs: 1000 });
+  const began = Date.now();
+  const e = await within(rejection(configMaps(client).list({})), 5000, 'the list');
+  assert.equal(e.reason, 'Network', e.message);
+  assert.ok(Date.now() - began < 1000, `failed after ${Date.now() - began} ms`);
+  assert.ok(s.calls.length >= 2 && s.calls.length < 11, `${s.calls.length} tries`);
+});
+
+test('a retry cut short by timeoutMs fails with Timeout, naming what the try before met', async () => {
+  let requests = 0;
+  const srv = await local((_req, res) => {
+    // The first answer asks for a retry, the next never comes.
+    if (++requests === 1) res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
+  });
+  try {
+    const client = new KubeClient({ server: srv.url, timeoutMs: 800 });
+    const began = Date.now();
+    const e = await within(rejection(configMaps(client).get('x')), 5000, 'the read');
+    const took = Date.now() - began;
+    assert.equal(e.reason, 'Timeout', e.message);
+    assert.match(e.message, /after 1 retry/);
+    assert.match(e.message, /503/);
+    assert.ok(took >= 700 && took < 1500, `timed out after ${took} ms`);
+    assert.equal(requests, 2);
+  } finally {
+    await srv.close();
+  }
+});
