@@ -9,6 +9,7 @@ use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use super::abort::{request_signal, unless_aborted};
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
@@ -138,6 +139,12 @@ export interface DeleteCollectionOptions extends DeleteOptions {
 export interface GetOptions {
   /** Read this subresource of the object (`status`, `scale`) instead of the object. */
   subresource?: string | undefined;
+  /**
+   * Cancels the call: the request in flight is aborted, a wait before a retry ends, and the promise rejects
+   * with a `KubeError` whose reason is `Aborted` (its `cause` is the signal's reason). Already aborted: it
+   * rejects at once, without a request. `AbortSignal.timeout(ms)` gives a call its own deadline.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** Options of a list call. */
@@ -152,6 +159,12 @@ export interface ListOptions {
   resourceVersion?: string | undefined;
   /** How `resourceVersion` applies: `NotOlderThan` or `Exact` (the server's rules). */
   resourceVersionMatch?: 'NotOlderThan' | 'Exact' | undefined;
+  /**
+   * Cancels the call: the request in flight is aborted, a wait before a retry ends, and the promise rejects
+   * with a `KubeError` whose reason is `Aborted` (its `cause` is the signal's reason). Already aborted: it
+   * rejects at once, without a request. `AbortSignal.timeout(ms)` gives a call its own deadline.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** One page of a list. */
@@ -214,6 +227,12 @@ export interface WriteOptions {
    * leaves a resource's status as it was) or `'scale'`.
    */
   subresource?: string | undefined;
+  /**
+   * Cancels the call: the request in flight is aborted, a wait before a retry ends, and the promise rejects
+   * with a `KubeError` whose reason is `Aborted` (its `cause` is the signal's reason). Already aborted: it
+   * rejects at once, without a request. `AbortSignal.timeout(ms)` gives a call its own deadline.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
@@ -231,6 +250,12 @@ export interface DeleteOptions {
    * (client-go's `DeleteOptions.Preconditions`).
    */
   preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
+  /**
+   * Cancels the call: the request in flight is aborted, a wait before a retry ends, and the promise rejects
+   * with a `KubeError` whose reason is `Aborted` (its `cause` is the signal's reason). Already aborted: it
+   * rejects at once, without a request. `AbortSignal.timeout(ms)` gives a call its own deadline.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** The API server's `Status` object, e.g. what `delete` resolves with when the object was deleted at once. */
@@ -498,14 +523,15 @@ impl ResourceClient {
             dry_run,
             field_manager,
         };
-        Ok(future_to_promise(async move {
+        let signal = request_signal(opts)?;
+        Ok(future_to_promise(unless_aborted(signal, async move {
             let o = if replace {
                 api.replace_json(&name, &subresource, body, &params).await
             } else {
                 api.create_json(body, &params).await
             };
             o.map(|o| to_js_owned(&o)).map_err(|e| from_rest(&e))
-        }))
+        })))
     }
 }
 
@@ -597,16 +623,17 @@ impl ResourceClient {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
-            let sub =
-                options::string(&opts.unwrap_or_default(), "subresource")?.unwrap_or_default();
+            let opts = opts.unwrap_or_default();
+            let sub = options::string(&opts, "subresource")?.unwrap_or_default();
             let api = self.scoped(namespace.as_deref());
-            Ok(future_to_promise(async move {
+            let signal = request_signal(&opts)?;
+            Ok(future_to_promise(unless_aborted(signal, async move {
                 let o = api
                     .get_subresource(&name, &sub)
                     .await
                     .map_err(|e| from_rest(&e))?;
                 Ok(to_js_owned(&o))
-            }))
+            })))
         })())
     }
 
@@ -629,10 +656,11 @@ impl ResourceClient {
             };
             let namespace = options::string(&opts, "namespace")?;
             let api = self.collection(namespace.as_deref());
-            Ok(future_to_promise(async move {
+            let signal = request_signal(&opts)?;
+            Ok(future_to_promise(unless_aborted(signal, async move {
                 let list = api.list(&p).await.map_err(|e| from_rest(&e))?;
                 Ok(list_to_js(&list))
-            }))
+            })))
         })())
     }
 
@@ -710,13 +738,14 @@ impl ResourceClient {
                 force,
             };
             let api = self.scoped(namespace.as_deref());
-            Ok(future_to_promise(async move {
+            let signal = request_signal(&opts)?;
+            Ok(future_to_promise(unless_aborted(signal, async move {
                 let o = api
                     .patch_json(&name, &subresource, body, kind, &params)
                     .await
                     .map_err(|e| from_rest(&e))?;
                 Ok(to_js_owned(&o))
-            }))
+            })))
         })())
     }
 
@@ -740,13 +769,14 @@ impl ResourceClient {
             let namespace = options::opt_string_arg(&namespace, "namespace")?;
             let params = delete_params(&opts)?;
             let api = self.scoped(namespace.as_deref());
-            Ok(future_to_promise(async move {
+            let signal = request_signal(&opts)?;
+            Ok(future_to_promise(unless_aborted(signal, async move {
                 match api.delete(&name, &params).await {
                     Ok(Deleted::Object(o)) => Ok(to_js_owned(&o)),
                     Ok(Deleted::Status(s)) => status_to_js(&s),
                     Err(e) => Err(from_rest(&e)),
                 }
-            }))
+            })))
         })())
     }
 
@@ -772,13 +802,14 @@ impl ResourceClient {
             let params = delete_params(&opts)?;
             let namespace = options::string(&opts, "namespace")?;
             let api = self.collection(namespace.as_deref());
-            Ok(future_to_promise(async move {
+            let signal = request_signal(&opts)?;
+            Ok(future_to_promise(unless_aborted(signal, async move {
                 let deleted = api
                     .delete_collection(&list, &params)
                     .await
                     .map_err(|e| from_rest(&e))?;
                 Ok(list_to_js(&deleted))
-            }))
+            })))
         })())
     }
 

@@ -10,6 +10,7 @@
 //! A panic or a trap poisons the module: every later call throws a
 //! `KubeError` with reason `Poisoned` (see `poison.rs`).
 
+mod abort;
 mod cache_shape;
 mod changes;
 mod client;

@@ -1,11 +1,12 @@
-// Deadlines as a client-go user expects them: `timeoutMs` bounds a whole
-// call, retries and their waits included, and a server that is down is
-// reported at once.
+// Deadlines and cancellation as a client-go user expects them: `timeoutMs`
+// bounds a whole call, retries and their waits included; a server that is
+// down is reported at once; and a call takes an AbortSignal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeClient, KubeError, type Transport, type TransportRequest, type TransportResponse } from 'kubewasm';
+import { server, token, until } from './sim.js';
 
 const configMaps = (client: KubeClient) => client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
 
@@ -124,4 +125,60 @@ test('a retry cut short by timeoutMs fails with Timeout, naming what the try bef
   } finally {
     await srv.close();
   }
+});
+
+test('signal: an aborted one rejects every one-shot call at once, without a request', async () => {
+  const s = opaqueFailures();
+  const cms = configMaps(new KubeClient({ server: 'http://opaque.invalid', transport: s.transport }));
+  const reason = new Error('the user left');
+  const signal = AbortSignal.abort(reason);
+  const cm = { metadata: { name: 'x', namespace: 'default' } };
+  const calls: [string, () => Promise<unknown>][] = [
+    ['get', () => cms.get('x', null, { signal })],
+    ['list', () => cms.list({ signal })],
+    ['create', () => cms.create(cm, { signal })],
+    ['replace', () => cms.replace(cm, { signal })],
+    ['patch', () => cms.patch('x', null, { data: {} }, 'merge', { signal })],
+    ['delete', () => cms.delete('x', null, { signal })],
+    ['deleteCollection', () => cms.deleteCollection({ signal })],
+  ];
+  for (const [verb, call] of calls) {
+    const e = await within(rejection(call()), 1000, verb);
+    assert.equal(e.reason, 'Aborted', `${verb}: ${e.message}`);
+    assert.match(e.message, /aborted.*the user left/, verb);
+    assert.equal((e as { cause?: unknown }).cause, reason, verb);
+  }
+  assert.equal(s.calls.length, 0, 'no request was made');
+  await assert.rejects(cms.list({ signal: 'soon' as unknown as AbortSignal }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /`signal`/.test(e.message));
+});
+
+test('signal: aborting cancels the request in flight, and a wait before a retry', async () => {
+  let closed = 0;
+  const srv = await local((req) => void req.on('close', () => void closed++));
+  try {
+    const ac = new AbortController();
+    const pending = configMaps(new KubeClient({ server: srv.url })).get('x', null, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 100);
+    const began = Date.now();
+    const e = await within(rejection(pending), 2000, 'the aborted get');
+    assert.equal(e.reason, 'Aborted', e.message);
+    assert.ok(Date.now() - began < 1000);
+    await until(() => closed === 1, 2000);
+  } finally {
+    await srv.close();
+  }
+  // Between retries (a transport whose failures are retried): no try after the abort.
+  const s = opaqueFailures();
+  const ac = new AbortController();
+  const pending = configMaps(new KubeClient({ server: 'http://opaque.invalid', transport: s.transport, timeoutMs: 0 })).list({ signal: ac.signal });
+  await until(() => s.calls.length >= 2, 2000);
+  ac.abort();
+  const e = await within(rejection(pending), 1000, 'the aborted list');
+  assert.equal(e.reason, 'Aborted', e.message);
+  const tries = s.calls.length;
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(s.calls.length, tries, 'no retry after the abort');
+  // A signal that never aborts changes nothing.
+  const ok = await configMaps(new KubeClient({ server, token })).list({ signal: new AbortController().signal });
+  assert.ok(Array.isArray(ok.items));
 });
