@@ -32,6 +32,7 @@ import type {
   ResourceRef,
   RunWorkersOptions,
   Status,
+  SyncWaitOptions,
   WatchCarrier,
   WatchEvent,
   WatchOptions,
@@ -168,10 +169,11 @@ export declare class InformerFactory {
   /** Start every informer (and those created later). */
   start(): void;
   /**
-   * Resolves `true` when every informer the factory holds now has synced, or `false` once one stops first
-   * (client-go's `WaitForCacheSync`). An informer stopped before the call is no longer the factory's.
+   * Resolves `true` when every informer the factory holds now has synced, or `false` once one stops first, or
+   * `opts.signal` aborts, or `opts.timeoutMs` passes (client-go's `WaitForCacheSync`). An informer stopped before
+   * the call is no longer the factory's.
    */
-  waitForSync(): Promise<boolean>;
+  waitForSync(opts?: SyncWaitOptions): Promise<boolean>;
   /** Stop every informer and let go of them: the factory can be used again, and makes new ones. */
   shutdown(): void;
   /**
@@ -231,10 +233,11 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   /**
    * Resolves `true` once the initial list is cached and every handler
    * registered before the call has received it, or `false` once the informer
-   * stops first. A handler registered later gets the cache as adds; wait on
-   * its own registration.
+   * stops first, or `opts.signal` aborts, or `opts.timeoutMs` passes (the
+   * informer keeps running). A handler registered later gets the cache as
+   * adds; wait on its own registration.
    */
-  waitForSync(): Promise<boolean>;
+  waitForSync(opts?: SyncWaitOptions): Promise<boolean>;
   /** Whether the initial list has reached the cache. */
   readonly hasSynced: boolean;
   /** Current status. */

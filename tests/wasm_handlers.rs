@@ -162,7 +162,7 @@ async fn start(c: &Client, seed: Value) -> (InformerFactory, Informer, Rc<RefCel
     let inf = pods_informer(&factory);
     let map = map_from_handlers(&inf);
     factory.start();
-    JsFuture::from(inf.wait_for_sync()).await.expect("sync");
+    JsFuture::from(inf.wait_for_sync(None)).await.expect("sync");
     (factory, inf, map)
 }
 

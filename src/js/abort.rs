@@ -1,6 +1,6 @@
 //! Per-call cancellation: the `signal` option (an `AbortSignal`, as `fetch`
-//! takes one) of one-shot requests — what a Go caller does with a context it
-//! cancels.
+//! takes one) of one-shot requests and of `waitForSync` — what a Go caller
+//! does with a context it cancels.
 //!
 //! The signal is read through its members (`aborted`, `reason`,
 //! `addEventListener`), not checked with `instanceof`, so that a signal made
@@ -161,5 +161,60 @@ where
     match select(Box::pin(work), Box::pin(signal.until_aborted())).await {
         Either::Left((r, _)) => r,
         Either::Right(_) => Err(signal.error()),
+    }
+}
+
+/// The options of `waitForSync` (client-go's `WaitForCacheSync(stopCh)`):
+/// `{ signal, timeoutMs }`. Returns what ends the wait early, if anything:
+/// the signal aborting or the time running out. Anything but an options
+/// object, and members it does not know, are refused, so that a timeout
+/// passed as a number is not silently ignored.
+pub fn sync_wait_limit(
+    opts: Option<JsValue>,
+) -> Result<Option<futures::future::LocalBoxFuture<'static, ()>>, JsValue> {
+    let Some(opts) = opts.filter(|o| !o.is_undefined() && !o.is_null()) else {
+        return Ok(None);
+    };
+    if !opts.is_object() || opts.is_function() || js_sys::Array::is_array(&opts) {
+        return Err(KubeErrorInit::invalid(format!(
+            "waitForSync takes an options object ({{ signal, timeoutMs }}), not {}",
+            options::thrown_text(&opts)
+        ))
+        .into());
+    }
+    options::known_members(&opts, &["signal", "timeoutMs"], "waitForSync")?;
+    let signal = signal_option(&opts)?;
+    let timeout = options::number_or_infinity(&opts, "timeoutMs")?
+        .filter(|ms| ms.is_finite())
+        .map(options::millis);
+    let stop: futures::future::LocalBoxFuture<'static, ()> = match (signal, timeout) {
+        (None, None) => return Ok(None),
+        (Some(s), None) => Box::pin(s.until_aborted()),
+        (None, Some(t)) => crate::rt::real_clock().sleep(t),
+        (Some(s), Some(t)) => {
+            let aborted = s.until_aborted();
+            let timer = crate::rt::real_clock().sleep(t);
+            Box::pin(async move {
+                select(Box::pin(aborted), timer).await;
+            })
+        }
+    };
+    Ok(Some(stop))
+}
+
+/// `wait` (a sync wait's result), or `false` once `stop` fires first.
+pub async fn sync_wait_until<F>(
+    wait: F,
+    stop: Option<futures::future::LocalBoxFuture<'static, ()>>,
+) -> bool
+where
+    F: Future<Output = bool>,
+{
+    let Some(stop) = stop else {
+        return wait.await;
+    };
+    match select(Box::pin(wait), stop).await {
+        Either::Left((synced, _)) => synced,
+        Either::Right(_) => false,
     }
 }

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::abort::{sync_wait_limit, sync_wait_until};
 use super::cache_shape::{factory_error, options_conflict, Shape};
 use super::changes::{ChangeKind, ChangeSet, Diff};
 use super::client::KubeClient;
@@ -24,7 +25,7 @@ use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
 use super::persist::Persist;
-use super::promise::future_to_promise;
+use super::promise::{future_to_promise, rejecting};
 use super::selector::{label_selector, label_selector_query, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
@@ -37,6 +38,16 @@ use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFORMER_TS: &'static str = r#"
+/**
+ * When `waitForSync` gives up (client-go's `WaitForCacheSync` stop channel): it then resolves `false`, as when the
+ * informer stops first; the informer itself keeps running and retrying. Other members are refused (`Invalid`).
+ */
+export interface SyncWaitOptions {
+  /** Give up once this signal aborts (at once if it has). */
+  signal?: AbortSignal | undefined;
+  /** Give up after this many ms (`Infinity`: never). */
+  timeoutMs?: number | undefined;
+}
 /** What an informer caches: `resource` is the plural name (`pods`, `widgets`), or give a built-in `kind` instead. */
 /**
  * An index function: the values an object is listed under. `undefined`, `null` or `[]` leave the object out of
@@ -1546,13 +1557,21 @@ impl InformerFactory {
     }
 
     /// Resolves `true` when every informer the factory holds now has synced,
-    /// or `false` once one of them stops first (client-go's
-    /// `WaitForCacheSync`). An informer stopped before the call is no longer
-    /// the factory's.
+    /// or `false` once one of them stops first, or `signal` aborts, or
+    /// `timeoutMs` passes (client-go's `WaitForCacheSync`). An informer
+    /// stopped before the call is no longer the factory's.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
-    pub fn wait_for_sync(&self) -> Promise {
-        let wait = self.factory.wait_for_sync();
-        future_to_promise(async move { Ok(wait.await.into()) })
+    pub fn wait_for_sync(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SyncWaitOptions")] opts: Option<JsValue>,
+    ) -> Promise {
+        rejecting((|| {
+            let stop = sync_wait_limit(opts)?;
+            let wait = self.factory.wait_for_sync();
+            Ok(future_to_promise(async move {
+                Ok(sync_wait_until(wait, stop).await.into())
+            }))
+        })())
     }
 
     /// Stop every informer and forget them (their listers keep the last
@@ -1824,16 +1843,26 @@ impl Informer {
     /// Resolves `true` once the initial list is in the cache and every
     /// handler registered before this call (`on`, `addEventHandler`,
     /// `subscribe`) has received it, or `false` once the informer stops
-    /// first. A handler registered later gets the cache as adds on its own;
-    /// wait for it through its registration.
+    /// first, or `signal` aborts, or `timeoutMs` passes. A handler registered
+    /// later gets the cache as adds on its own; wait for it through its
+    /// registration.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
-    pub fn wait_for_sync(&self) -> Promise {
-        let wait = self.state.wait_for_handlers();
-        let inf = self.state.inf.clone();
-        future_to_promise(async move {
-            wait.await;
-            Ok(inf.has_synced().into())
-        })
+    pub fn wait_for_sync(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SyncWaitOptions")] opts: Option<JsValue>,
+    ) -> Promise {
+        rejecting((|| {
+            let stop = sync_wait_limit(opts)?;
+            let wait = self.state.wait_for_handlers();
+            let inf = self.state.inf.clone();
+            let synced = async move {
+                wait.await;
+                inf.has_synced()
+            };
+            Ok(future_to_promise(async move {
+                Ok(sync_wait_until(synced, stop).await.into())
+            }))
+        })())
     }
 
     /// Register `add`, `update` and `delete` handlers as one listener
@@ -1970,11 +1999,21 @@ impl EventRegistration {
     }
 
     /// Resolves `true` once `hasSynced`, or `false` if the registration is
-    /// removed or the informer stops first.
+    /// removed or the informer stops first, or `signal` aborts, or
+    /// `timeoutMs` passes.
     #[wasm_bindgen(js_name = waitForSync, unchecked_return_type = "Promise<boolean>")]
-    pub fn wait_for_sync(&self) -> Promise {
-        let reg = self.reg.clone();
-        future_to_promise(async move { Ok(JsValue::from_bool(reg.wait_for_sync().await)) })
+    pub fn wait_for_sync(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SyncWaitOptions")] opts: Option<JsValue>,
+    ) -> Promise {
+        rejecting((|| {
+            let stop = sync_wait_limit(opts)?;
+            let reg = self.reg.clone();
+            Ok(future_to_promise(async move {
+                let synced = async move { reg.wait_for_sync().await };
+                Ok(JsValue::from_bool(sync_wait_until(synced, stop).await))
+            }))
+        })())
     }
 
     /// Stop delivery to these handlers (idempotent). A handler running now

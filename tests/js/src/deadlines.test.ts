@@ -1,11 +1,12 @@
 // Deadlines and cancellation as a client-go user expects them: `timeoutMs`
 // bounds a whole call, retries and their waits included; a server that is
-// down is reported at once; and a call takes an AbortSignal.
+// down is reported at once; a call takes an AbortSignal; and waitForSync
+// can give up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeClient, KubeError, type Transport, type TransportRequest, type TransportResponse } from 'kubewasm';
+import { KubeClient, InformerFactory, KubeError, type Transport, type TransportRequest, type TransportResponse } from 'kubewasm';
 import { server, token, until } from './sim.js';
 
 const configMaps = (client: KubeClient) => client.resource({ version: 'v1', resource: 'configmaps', namespace: 'default' });
@@ -181,4 +182,52 @@ test('signal: aborting cancels the request in flight, and a wait before a retry'
   // A signal that never aborts changes nothing.
   const ok = await configMaps(new KubeClient({ server, token })).list({ signal: new AbortController().signal });
   assert.ok(Array.isArray(ok.items));
+});
+
+test('waitForSync({ timeoutMs, signal }) resolves false when it gives up; the informer keeps trying', async () => {
+  const factory = new InformerFactory(new KubeClient({ server: 'http://127.0.0.1:1' }));
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    let began = Date.now();
+    assert.equal(await within(pods.waitForSync({ timeoutMs: 300 }), 3000, 'informer timeout'), false);
+    assert.ok(Date.now() - began >= 250, 'waited for the time given');
+    began = Date.now();
+    assert.equal(await within(factory.waitForSync({ timeoutMs: 300 }), 3000, 'factory timeout'), false);
+    assert.ok(Date.now() - began >= 250);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    assert.equal(await within(pods.waitForSync({ signal: ac.signal }), 3000, 'informer signal'), false);
+    assert.equal(await within(factory.waitForSync({ signal: AbortSignal.abort() }), 3000, 'factory aborted'), false);
+    const reg = pods.addEventHandler({ add: () => {} });
+    assert.equal(await within(reg.waitForSync({ timeoutMs: 50 }), 3000, 'registration timeout'), false);
+    assert.notEqual(pods.status.phase, 'stopped', 'the informer keeps running');
+  } finally {
+    factory.shutdown();
+  }
+  // Synced in time: true.
+  const synced = new InformerFactory(new KubeClient({ server, token }));
+  try {
+    const pods = synced.informer({ version: 'v1', resource: 'pods' });
+    synced.start();
+    assert.equal(await pods.waitForSync({ timeoutMs: 20_000, signal: new AbortController().signal }), true);
+    assert.equal(await synced.waitForSync({ timeoutMs: Infinity }), true);
+  } finally {
+    synced.shutdown();
+  }
+});
+
+test('waitForSync refuses what it would otherwise ignore: an unknown option, or a number for a timeout', async () => {
+  const factory = new InformerFactory(new KubeClient({ server: 'http://127.0.0.1:1' }));
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const invalid = (name: RegExp) => (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && name.test(e.message);
+    await assert.rejects(pods.waitForSync({ timeout: 5 } as never), invalid(/`timeout`/));
+    await assert.rejects(factory.waitForSync({ timeoutMs: 5, sigal: null, abortSignal: 1 } as never), invalid(/`abortSignal`/));
+    await assert.rejects(pods.waitForSync(5000 as never), invalid(/options object/));
+    await assert.rejects(factory.waitForSync({ timeoutMs: -1 }), invalid(/`timeoutMs`/));
+    await assert.rejects(pods.waitForSync({ signal: {} as AbortSignal }), invalid(/`signal`/));
+  } finally {
+    factory.shutdown();
+  }
 });
