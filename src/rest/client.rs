@@ -389,17 +389,18 @@ impl Client {
     }
 
     /// One attempt: send, and for non-watches read the body, all within
-    /// `limit` (what is left of the request's time). A LIST streams: `limit`
-    /// covers its headers, and then `idle` each wait for more of the body,
-    /// not the whole transfer, so a collection of any size can arrive as long
-    /// as it keeps arriving. Returns the response and (non-watch) its body;
-    /// non-success statuses come back as `Ok` for the caller to classify.
+    /// `limit` (what is left of the request's `timeout`, which a timeout's
+    /// message names). A LIST streams: `limit` covers its headers, and then
+    /// `timeout` each wait for more of the body, not the whole transfer, so a
+    /// collection of any size can arrive as long as it keeps arriving.
+    /// Returns the response and (non-watch) its body; non-success statuses
+    /// come back as `Ok` for the caller to classify.
     async fn attempt(
         &self,
         http: HttpRequest,
         want: &Want,
         limit: Option<Duration>,
-        idle: Option<Duration>,
+        timeout: Option<Duration>,
     ) -> Result<(HttpResponse, Body), Error> {
         let watch = matches!(want, Want::Stream);
         let transport = self.0.transport.clone();
@@ -438,19 +439,26 @@ impl Client {
                 match select(work, self.0.clock.sleep(d)).await {
                     Either::Left((r, _)) => r?,
                     Either::Right(_) => {
+                        let t = timeout.unwrap_or(d);
                         return Err(Error::timeout(if headers_in.get() {
-                            format!("the response body did not complete within {d:?}")
+                            format!("the response body did not complete within {t:?}")
                         } else {
-                            format!("no response headers within {d:?}")
-                        }))
+                            format!("no response headers within {t:?}")
+                        }));
                     }
                 }
             }
         };
         match want {
             Want::List(hooks) if (200..300).contains(&resp.status) => {
-                let list =
-                    read_list(&mut resp.body, max_body, hooks.clone(), &self.0.clock, idle).await?;
+                let list = read_list(
+                    &mut resp.body,
+                    max_body,
+                    hooks.clone(),
+                    &self.0.clock,
+                    timeout,
+                )
+                .await?;
                 Ok((resp, Body::List(list)))
             }
             _ => Ok((resp, body)),
@@ -503,8 +511,10 @@ impl Client {
                     Either::Left((h, _)) => h?,
                     Either::Right(_) => {
                         return Err(out_of_time(
-                            format!("the token provider gave no token within {d:?}"),
-                            timeout,
+                            format!(
+                                "the token provider gave no token within {:?}",
+                                timeout.unwrap_or(d)
+                            ),
                             retries,
                             previous.as_ref(),
                         ))
@@ -536,7 +546,7 @@ impl Client {
                 Err(Error::Timeout { message })
                     if retries > 0 && left() == Some(Duration::ZERO) =>
                 {
-                    return Err(out_of_time(message, timeout, retries, previous.as_ref()))
+                    return Err(out_of_time(message, retries, previous.as_ref()))
                 }
                 Err(e) => e,
             };
@@ -576,8 +586,10 @@ impl Client {
             clock.sleep(wait).await;
             if !self.throttle(watch, deadline).await {
                 return Err(out_of_time(
-                    "the rate limiter let no retry through".to_owned(),
-                    timeout,
+                    format!(
+                        "no answer within {:?}: the rate limiter held the next try",
+                        timeout.unwrap_or_default()
+                    ),
                     retries,
                     Some(&err),
                 ));
@@ -587,21 +599,15 @@ impl Client {
     }
 }
 
-/// The timeout of a call that had retried: `what` ran out of the rest of
-/// the call's `timeout`, and the failure before it tells why it retried.
-fn out_of_time(
-    what: String,
-    timeout: Option<Duration>,
-    retries: u32,
-    previous: Option<&Error>,
-) -> Error {
+/// The timeout of a call: `what` did not happen within the call's time, and
+/// after retries, the failure before tells why it retried.
+fn out_of_time(what: String, retries: u32, previous: Option<&Error>) -> Error {
     if retries == 0 {
         return Error::timeout(what);
     }
-    let total = timeout.map_or_else(String::new, |t| format!(" of {t:?}"));
     let before = previous.map_or_else(String::new, |e| format!("; the try before: {e}"));
     Error::timeout(format!(
-        "{what}, the rest of the request's time{total} after {retries} {}{before}",
+        "{what}, retries included ({retries} {}{before})",
         if retries == 1 { "retry" } else { "retries" }
     ))
 }

@@ -275,7 +275,10 @@ fn a_retry_cut_short_by_the_timeout_says_what_came_before() {
     let err = r.borrow_mut().take().expect("done").expect_err("a timeout");
     assert!(matches!(err, Error::Timeout { .. }), "{err}");
     let text = err.to_string();
-    assert!(text.contains("after 1 retry"), "{text}");
+    assert!(
+        text.contains("no response headers within 1s, retries included (1 retry;"),
+        "{text}"
+    );
     assert!(text.contains("connection reset"), "{text}");
     assert!(pending.is_cancelled(), "the try was aborted");
 }

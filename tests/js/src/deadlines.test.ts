@@ -119,7 +119,7 @@ test('a retry cut short by timeoutMs fails with Timeout, naming what the try bef
     const e = await within(rejection(configMaps(client).get('x')), 5000, 'the read');
     const took = Date.now() - began;
     assert.equal(e.reason, 'Timeout', e.message);
-    assert.match(e.message, /after 1 retry/);
+    assert.match(e.message, /within 800ms, retries included \(1 retry; the try before: .*503/);
     assert.match(e.message, /503/);
     assert.ok(took >= 700 && took < 1500, `timed out after ${took} ms`);
     assert.equal(requests, 2);
