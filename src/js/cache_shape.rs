@@ -195,7 +195,8 @@ impl Shape {
 }
 
 /// A readable name for a scope in messages.
-fn describe(scope: &ResourceScope) -> String {
+/// The scope as messages name it: `group/version/plural in "ns"`, selectors.
+pub(crate) fn describe(scope: &ResourceScope) -> String {
     let r = &scope.resource;
     let mut out = if r.group.is_empty() {
         format!("{}/{}", r.version, r.plural)

@@ -411,6 +411,11 @@ struct State {
     /// A cluster-scoped resource: listers and views ignore a namespace, as
     /// the resource client does.
     cluster_scoped: bool,
+    /// Whether the console was told of a failing list or watch since the
+    /// informer last watched (set only while no `error` listener is added).
+    warned: Cell<bool>,
+    /// The scope, as the console warning names it.
+    described: String,
 }
 
 #[wasm_bindgen(module = "/src/rt/host.js")]
@@ -553,6 +558,7 @@ impl State {
         warm: Rc<Cell<bool>>,
         persist: Option<Rc<Persist>>,
         cluster_scoped: bool,
+        described: String,
     ) -> Rc<State> {
         Rc::new(State {
             inf,
@@ -580,6 +586,8 @@ impl State {
             persist,
             on_reject: std::cell::OnceCell::new(),
             cluster_scoped,
+            warned: Cell::new(false),
+            described,
         })
     }
 
@@ -797,12 +805,30 @@ impl State {
     }
 
     /// A list or watch that failed (the informer backs off and retries, as
-    /// `status` shows): to the `error` listeners only, never the console,
-    /// which an offline page would fill.
+    /// `status` shows): to the `error` listeners. With none, the first
+    /// failure since the informer last watched goes to the console as a
+    /// warning (client-go logs every one; an offline page would fill the
+    /// console with those), so a misconfigured informer is not silent.
     fn report_list_watch_error(&self, e: &crate::rest::Error) {
         if !self.errors.borrow().is_empty() {
             self.tell_error_listeners(&from_rest(e));
+        } else if !self.warned.replace(true) {
+            web_sys::console::warn_2(
+                &JsValue::from_str(&format!(
+                    "kubewasm: the informer of {} cannot list or watch; it retries with \
+                     backoff and warns again only after it has watched. Add an \
+                     on('error') listener to handle failures; status.lastError holds \
+                     the latest.",
+                    self.described
+                )),
+                &from_rest(e),
+            );
         }
+    }
+
+    /// The informer watches: a later failure warns again.
+    fn watching(&self) {
+        self.warned.set(false);
     }
 
     /// Call every `error` listener with `err`; false when there is none.
@@ -1482,7 +1508,24 @@ impl InformerFactory {
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let state = State::new(inf.clone(), shape, life, warm, persist, cluster_scoped);
+                let described = super::cache_shape::describe(&scope);
+                let state = State::new(
+                    inf.clone(),
+                    shape,
+                    life,
+                    warm,
+                    persist,
+                    cluster_scoped,
+                    described,
+                );
+                let weak = Rc::downgrade(&state);
+                inf.status().subscribe(move |s| {
+                    if s.phase == crate::cache::Phase::Watching {
+                        if let Some(state) = weak.upgrade() {
+                            state.watching();
+                        }
+                    }
+                });
                 let weak = Rc::downgrade(&state);
                 // Not started yet: the handler is taken.
                 let _ = inf.set_watch_error_handler(Rc::new(move |e: &crate::rest::Error| {
