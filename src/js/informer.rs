@@ -902,16 +902,18 @@ impl State {
     /// Send the changes recorded so far to every subscriber as one diff.
     fn deliver(self: &Rc<Self>) {
         let diff = self.changes.borrow_mut().flush();
-        if diff.is_empty() {
-            return;
-        }
-        let js = diff_to_js(&diff);
         let subs: Vec<Function> = self
             .subscribers
             .borrow()
             .iter()
             .map(|(_, f)| f.clone())
             .collect();
+        // With no subscriber (handlers only) the flush still moved the
+        // version on; nobody reads the diff.
+        if diff.is_empty() || subs.is_empty() {
+            return;
+        }
+        let js = diff_to_js(&diff);
         let me = Rc::downgrade(self);
         for f in subs {
             handled(&me, f.call1(&JsValue::NULL, &js));
@@ -1174,9 +1176,36 @@ fn frozen_js(objs: &[KubeObject]) -> Array {
     arr
 }
 
+#[wasm_bindgen(module = "/src/js/objects.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = splitLines)]
+    fn split_lines(text: &str, n: u32) -> Array;
+}
+
+/// `keys` as a JS array of strings, crossing as one joined string (the
+/// diffs of a flood carry hundreds of keys each).
+fn keys_to_js(keys: &[String]) -> Array {
+    let n = u32::try_from(keys.len()).ok();
+    // A server's object names never hold a newline; one that does goes key
+    // by key rather than split wrong.
+    match n {
+        Some(n) if !keys.iter().any(|k| k.contains('\n')) => {
+            let mut joined = String::with_capacity(keys.iter().map(|k| k.len() + 1).sum());
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    joined.push('\n');
+                }
+                joined.push_str(k);
+            }
+            split_lines(&joined, n)
+        }
+        _ => keys.iter().map(|s| JsValue::from_str(s)).collect(),
+    }
+}
+
 fn diff_to_js(d: &Diff) -> JsValue {
     let o = Object::new();
-    let list = |v: &[String]| -> Array { v.iter().map(|s| JsValue::from_str(s)).collect() };
+    let list = |v: &[String]| keys_to_js(v);
     let _ = Reflect::set(&o, &"added".into(), &list(&d.added));
     let _ = Reflect::set(&o, &"updated".into(), &list(&d.updated));
     let _ = Reflect::set(&o, &"removed".into(), &list(&d.removed));
