@@ -52,7 +52,10 @@ export interface ClientOptions {
   server: string;
   /** A fixed bearer token. */
   token?: string | undefined;
-  /** Called before every request for a fresh bearer token (token rotation). */
+  /**
+   * Called before every request for a fresh bearer token (token rotation). One that throws or
+   * rejects fails the request unsent with reason `Credentials` (an informer tries again after its backoff).
+   */
   tokenProvider?: (() => Promise<string> | string) | undefined;
   /** Headers sent with every request (e.g. `Impersonate-User`). */
   headers?: Record<string, string> | undefined;
@@ -299,15 +302,15 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
         config = config.token_provider(move || {
             let provider = provider.clone();
             async move {
+                // A provider that fails is an identity provider out of
+                // reach for now, not a bad config: the request fails and
+                // an informer tries again after its backoff.
                 let mut v = provider.call0(&JsValue::NULL).map_err(|e| {
-                    Error::invalid_config(format!(
-                        "tokenProvider threw: {}",
-                        options::thrown_text(&e)
-                    ))
+                    Error::credentials(format!("tokenProvider threw: {}", options::thrown_text(&e)))
                 })?;
                 if let Some(p) = v.dyn_ref::<Promise>() {
                     v = JsFuture::from(p.clone()).await.map_err(|e| {
-                        Error::invalid_config(format!(
+                        Error::credentials(format!(
                             "tokenProvider rejected: {}",
                             options::thrown_text(&e)
                         ))

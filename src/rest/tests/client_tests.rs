@@ -307,14 +307,14 @@ fn token_provider_is_called_per_request() {
         r.url,
         "https://k8s.example/prefix/api/v1/namespaces/ns/pods/a"
     );
-    // A failing provider fails the request without sending it.
+    // A failing provider fails the request without sending it, with its error.
     let (c, t, _clock) = setup(
-        config().token_provider(|| async { Err::<String, _>(Error::invalid_config("no token")) }),
+        config().token_provider(|| async { Err::<String, _>(Error::credentials("no token")) }),
     );
     let r = start(get_pod(&c));
     assert!(matches!(
         r.borrow_mut().take().expect("done"),
-        Err(Error::InvalidConfig { .. })
+        Err(Error::Credentials { .. })
     ));
     assert_eq!(t.request_count(), 0);
 }
