@@ -1876,7 +1876,7 @@ impl Informer {
     ) -> Result<ScopedView, JsValue> {
         self.state.live()?;
         let (namespace, selector, fields) = list_filter(&filter)?;
-        let namespace = namespace.filter(|_| !self.state.cluster_scoped);
+        let namespace = index_namespace(namespace, &fields, self.state.cluster_scoped);
         Ok(ScopedView {
             state: self.state.clone(),
             namespace,
@@ -2176,7 +2176,7 @@ impl Lister {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
         let (namespace, selector, fields) = list_filter(&filter)?;
-        let namespace = namespace.filter(|_| !self.cluster_scoped);
+        let namespace = index_namespace(namespace, &fields, self.cluster_scoped);
         let out = Array::new();
         self.lister
             .for_each_in(namespace.as_deref(), &selector, |o| {
@@ -2262,6 +2262,20 @@ fn list_filter(
     let fsel = options::string(filter, "fieldSelector")?.unwrap_or_default();
     let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
     Ok((namespace, selector, fields))
+}
+
+/// The namespace whose index a filtered read walks: the filter's own, or
+/// else one a `metadata.namespace=` field selector names (which the field
+/// check still applies). Cluster-scoped resources have no namespace index.
+fn index_namespace(
+    namespace: Option<String>,
+    fields: &FieldSelector,
+    cluster_scoped: bool,
+) -> Option<String> {
+    if cluster_scoped {
+        return None;
+    }
+    namespace.or_else(|| fields.namespace_equal().map(str::to_owned))
 }
 
 fn unsubscriber(f: impl FnOnce() + 'static) -> JsValue {

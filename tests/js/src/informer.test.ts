@@ -547,6 +547,38 @@ test('waitForSync resolves true once synced, and false when the informers stop f
   assert.equal(await fromInformer, false);
 });
 
+test("a lister's field selectors select what the server's do, a metadata.namespace= one through the namespace index", async () => {
+  await sim('/sim/seed', { namespaces: 3, pods: 90, seed: 8 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    assert.ok(await pods.waitForSync());
+    const api = client.resource({ version: 'v1', resource: 'pods' });
+    const names = (objs: readonly KubeObject[]) => objs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    const [first] = pods.lister().list({});
+    const ns = first!.metadata.namespace!;
+    for (const fieldSelector of [
+      'status.phase=Running',
+      'status.phase!=Running',
+      `metadata.namespace=${ns}`,
+      `metadata.namespace=${ns},status.phase=Running`,
+      `metadata.namespace!=${ns}`,
+      `metadata.name=${first!.metadata.name}`,
+      `spec.nodeName=${(first as KubeObject & { spec: { nodeName?: string } }).spec.nodeName ?? ''}`,
+    ]) {
+      const fromServer = (await api.list({ fieldSelector })).items;
+      assert.deepEqual(names(pods.lister().list({ fieldSelector })), names(fromServer), fieldSelector);
+      assert.deepEqual(names(pods.scoped({ fieldSelector }).getSnapshot()), names(fromServer), `scoped ${fieldSelector}`);
+    }
+    // A namespace from the filter and another from the selector: nothing.
+    const other = pods.lister().list({}).find((o) => o.metadata.namespace !== ns)!.metadata.namespace!;
+    assert.deepEqual(pods.lister().list({ namespace: other, fieldSelector: `metadata.namespace=${ns}` }), []);
+  } finally {
+    factory.shutdown();
+  }
+});
+
 test('an index function may return undefined, null or one string; indexValues lists what an index holds', async () => {
   await sim('/sim/seed', { namespaces: 3, pods: 60, seed: 5 });
   const factory = new InformerFactory(client);
