@@ -60,7 +60,8 @@ export interface TransportResponse {
 /**
  * Carries kubewasm's HTTP exchanges. Reject `request` with an error whose `name` is `AbortError` when aborted;
  * with `retryable: false` for a failure retrying cannot fix (an untrusted certificate: reported as `KubeError`
- * reason `Invalid`); any other rejection is a network error, retried for idempotent requests.
+ * reason `Invalid`); with `reason: 'Credentials'` when the credentials to send could not be had (reported with
+ * that reason, not retried); any other rejection is a network error, retried for idempotent requests.
  */
 export interface Transport {
   /** Send one request; resolve once the response headers are in. */
