@@ -301,7 +301,10 @@ export declare class WorkQueue {
   done(key: string): void;
   /** Stop accepting keys; pending `get`s resolve with `undefined` once the queue is empty. */
   shutdown(): void;
-  /** Shut down and resolve once every key already taken by a worker is done. */
+  /**
+   * Shut down and resolve once every key already taken is done (client-go's `ShutDownWithDrain`); while `runWorkers`
+   * workers serve the queue, once they have also done every key still queued and exited (their pools' `running` is 0).
+   */
   shutdownWithDrain(): Promise<void>;
   /** A snapshot of the queue's metrics. */
   metrics(): WorkQueueMetrics;

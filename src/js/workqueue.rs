@@ -223,9 +223,9 @@ impl WorkQueue {
 
     /// Shut down and resolve once every key already taken is done
     /// (client-go's `ShutDownWithDrain`); while `runWorkers` workers serve
-    /// the queue, once they have also done every key still queued. Its
-    /// workers have then exited, so a teardown can await it and release
-    /// what their reconcile uses.
+    /// the queue, once they have also done every key still queued and
+    /// exited (their pools' `running` is 0), so a teardown can await it and
+    /// release what their reconcile uses.
     #[wasm_bindgen(js_name = shutdownWithDrain, unchecked_return_type = "Promise<void>")]
     pub fn shutdown_with_drain(&self) -> Promise {
         // Shut down now; only the wait is the promise's.
@@ -319,7 +319,8 @@ pub struct WorkerPoolHandle {
 
 #[wasm_bindgen]
 impl WorkerPoolHandle {
-    /// Workers still running.
+    /// Workers still running: 0 once `stop()` or the queue's
+    /// `shutdownWithDrain()` has resolved, and right after `abort()`.
     #[wasm_bindgen(getter)]
     pub fn running(&self) -> u32 {
         self.pool.running() as u32
@@ -337,8 +338,10 @@ impl WorkerPoolHandle {
     }
 
     /// Hard stop: shut the queue down, as `stop` does (later `add`s are
-    /// ignored, so a new pool needs a new queue), and cancel the workers now
-    /// (in-flight keys are still marked done).
+    /// ignored, so a new pool needs a new queue), and cancel the workers now:
+    /// `running` is 0 on return and no reconcile is called again. A
+    /// reconcile promise in flight is not awaited any more (its result is
+    /// ignored); its key is marked done a microtask later.
     pub fn abort(&self) {
         self.pool.abort();
     }
