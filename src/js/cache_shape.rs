@@ -70,6 +70,7 @@ impl Shape {
         // (asking again without it, or with it, is the same shape).
         let (mut backoff_initial_ms, mut backoff_cap_ms) = (None, None);
         if let Some(b) = options::prop(opts, "backoff") {
+            options::known_members(&b, &["initialMs", "capMs"], "backoff")?;
             let d = crate::cache::ReflectorOptions::default().backoff;
             backoff_initial_ms =
                 options::number(&b, "initialMs")?.filter(|ms| options::millis(*ms) != d.initial);

@@ -467,6 +467,18 @@ const INFORMER_OPTIONS: &[&str] = &[
     "preferred",
 ];
 
+/// `InformerFactoryOptions`' members.
+const FACTORY_OPTIONS: &[&str] = &[
+    "releaseGraceMs",
+    "releasedCacheMs",
+    "hiddenPauseMs",
+    "persist",
+    "host",
+];
+
+/// `ListFilter`'s members.
+const LIST_FILTER: &[&str] = &["namespace", "labelSelector", "fieldSelector"];
+
 /// The longest subscribers wait for a catch-up to be applied as one diff.
 const MAX_CATCH_UP_MS: f64 = 5_000.0;
 
@@ -1320,6 +1332,7 @@ impl InformerFactory {
         client: &KubeClient,
         #[wasm_bindgen(unchecked_param_type = "InformerFactoryOptions")] opts: JsValue,
     ) -> Result<InformerFactory, JsValue> {
+        options::known_members(&opts, FACTORY_OPTIONS, "factory")?;
         let ms = |name: &str, default: f64| -> Result<std::time::Duration, JsValue> {
             Ok(options::millis(
                 options::number(&opts, name)?.unwrap_or(default),
@@ -2185,6 +2198,7 @@ fn list_filter(
         )
         .into());
     }
+    options::known_members(filter, LIST_FILTER, "filter")?;
     let namespace = options::string(filter, "namespace")?.filter(|n| !n.is_empty());
     let selector = label_selector(filter, "labelSelector")?;
     let fsel = options::string(filter, "fieldSelector")?.unwrap_or_default();

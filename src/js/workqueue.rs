@@ -23,6 +23,16 @@ use crate::workqueue::{
 /// single-threaded host can use, and a bound on a mistaken count.
 const MAX_WORKERS: f64 = 10_000.0;
 
+/// `WorkQueueOptions`' members.
+const WORKQUEUE_OPTIONS: &[&str] = &[
+    "name",
+    "baseDelayMs",
+    "maxDelayMs",
+    "qps",
+    "burst",
+    "timings",
+];
+
 #[wasm_bindgen(typescript_custom_section)]
 const WORKQUEUE_TS: &'static str = r#"
 /** Options for `new WorkQueue(options)`; the defaults are client-go's controller defaults. */
@@ -33,9 +43,12 @@ export interface WorkQueueOptions {
   baseDelayMs?: number | undefined;
   /** Per-item exponential backoff cap (default 1,000,000 ms = 1000 s). */
   maxDelayMs?: number | undefined;
-  /** Overall retry rate limit, tokens per second (default 10). */
+  /**
+   * Overall retry rate limit, tokens per second (default 10). As the client's `qps`: 0 keeps the default, a negative
+   * value or `Infinity` turns this limit off (the per-item backoff still applies).
+   */
   qps?: number | undefined;
-  /** Overall retry burst (default 100). */
+  /** Overall retry burst (default 100; 0 keeps the default, as the client's `burst`). */
   burst?: number | undefined;
   /** Record queue-latency and work-duration timings (default true). */
   timings?: boolean | undefined;
@@ -97,23 +110,24 @@ impl WorkQueue {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "WorkQueueOptions")] opts: JsValue,
     ) -> Result<WorkQueue, JsValue> {
+        options::known_members(&opts, WORKQUEUE_OPTIONS, "WorkQueue")?;
         let clock = real_clock();
         let name = options::string(&opts, "name")?.unwrap_or_default();
         let base = options::number(&opts, "baseDelayMs")?.unwrap_or(5.0);
         let max = options::number(&opts, "maxDelayMs")?.unwrap_or(1_000_000.0);
-        let qps = options::number(&opts, "qps")?.unwrap_or(10.0);
-        let burst = options::number(&opts, "burst")?.unwrap_or(100.0);
+        // The client's reading of `qps` and `burst`: a 0 would otherwise
+        // park every rate-limited key for good.
+        let bucket = options::token_bucket(&opts, 10.0, 100)?;
         let timings = options::prop(&opts, "timings")
             .and_then(|v| v.as_bool())
             .unwrap_or(true);
-        let limiter: SharedRateLimiter<String> = Rc::new(MaxOfRateLimiter::new(vec![
-            Rc::new(ItemExponentialRateLimiter::new(millis(base), millis(max))),
-            Rc::new(BucketRateLimiter::new(
-                clock.clone(),
-                qps,
-                burst.min(u32::MAX as f64) as u32,
-            )),
-        ]));
+        let mut limiters: Vec<SharedRateLimiter<String>> = vec![Rc::new(
+            ItemExponentialRateLimiter::new(millis(base), millis(max)),
+        )];
+        if let Some((qps, burst)) = bucket {
+            limiters.push(Rc::new(BucketRateLimiter::new(clock.clone(), qps, burst)));
+        }
+        let limiter: SharedRateLimiter<String> = Rc::new(MaxOfRateLimiter::new(limiters));
         let config = QueueConfig::new(name, clock).timings(timings);
         Ok(WorkQueue {
             queue: RateLimitingQueue::with_config(config, limiter),
@@ -269,6 +283,7 @@ impl WorkQueue {
         let reconcile: Function = reconcile
             .dyn_into()
             .map_err(|_| JsValue::from(KubeErrorInit::invalid("`reconcile` must be a function")))?;
+        options::known_members(&opts, &["onError"], "runWorkers")?;
         let on_error = options::function(&opts, "onError")?;
         let mut wo: WorkerOptions<String, JsValue> = WorkerOptions::workers(n as usize);
         wo = wo.on_error(move |key: &String, err: JsValue| match &on_error {
