@@ -250,7 +250,10 @@ export declare class Lister<T extends KubeObject = KubeObject> {
   [Symbol.dispose](): void;
   /** Objects matching the filter (indexes are used for namespaces and indexed labels). */
   list(filter?: ListFilter): T[];
-  /** The cached cluster-scoped object `name`; `undefined` when absent. */
+  /**
+   * The cached object `name`; `undefined` when absent. For a namespaced resource, in the informer's namespace when it
+   * watches one; an informer of every namespace throws `KubeError` (reason `Invalid`), as `ResourceClient.get` does.
+   */
   get(name: string): T | undefined;
   /** The cached object `name` in `namespace`; `undefined` when absent. The order of `ResourceClient.get` and client-node's `ObjectCache.get`. */
   get(name: string, namespace: string | null | undefined): T | undefined;

@@ -411,6 +411,11 @@ struct State {
     /// A cluster-scoped resource: listers and views ignore a namespace, as
     /// the resource client does.
     cluster_scoped: bool,
+    /// The namespace of a namespace-scoped informer: a lister's `get`
+    /// without one looks there, as a resource client in it would.
+    namespace: Option<String>,
+    /// The resource's plural name, for errors.
+    plural: String,
 }
 
 #[wasm_bindgen(module = "/src/rt/host.js")]
@@ -564,7 +569,7 @@ impl State {
         life: Rc<Lifecycle>,
         warm: Rc<Cell<bool>>,
         persist: Option<Rc<Persist>>,
-        cluster_scoped: bool,
+        scope: &ResourceScope,
     ) -> Rc<State> {
         Rc::new(State {
             inf,
@@ -591,7 +596,9 @@ impl State {
             warm,
             persist,
             on_reject: std::cell::OnceCell::new(),
-            cluster_scoped,
+            cluster_scoped: !scope.resource.namespaced,
+            namespace: scope.effective_namespace().map(str::to_owned),
+            plural: scope.resource.plural.clone(),
         })
     }
 
@@ -1491,11 +1498,10 @@ impl InformerFactory {
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
         let persist = self.persist.clone();
-        let cluster_scoped = !scope.resource.namespaced;
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let state = State::new(inf.clone(), shape, life, warm, persist, cluster_scoped);
+                let state = State::new(inf.clone(), shape, life, warm, persist, &scope);
                 let weak = Rc::downgrade(&state);
                 // Not started yet: the handler is taken.
                 let _ = inf.set_watch_error_handler(Rc::new(move |e: &crate::rest::Error| {
@@ -1932,11 +1938,15 @@ impl Informer {
         Ok(Lister {
             lister: self.state.inf.lister(),
             cluster_scoped: self.state.cluster_scoped,
+            namespace: self.state.namespace.clone(),
+            plural: self.state.plural.clone(),
             _hold: Hold::new(&self.state),
         })
     }
 
     /// Add an index: `fn(obj)` returns the values the object is listed under.
+    /// The same name with the same function again does nothing; with another
+    /// function it throws `KubeError` with reason `OptionsConflict`.
     #[wasm_bindgen(js_name = addIndexer)]
     pub fn add_indexer(
         &self,
@@ -2103,6 +2113,9 @@ pub struct Lister {
     lister: RustLister,
     /// Ignore namespaces (see `State::cluster_scoped`).
     cluster_scoped: bool,
+    /// `get`'s namespace when none is given (see `State::namespace`).
+    namespace: Option<String>,
+    plural: String,
     _hold: Hold,
 }
 
@@ -2128,9 +2141,12 @@ impl Lister {
         Ok(out)
     }
 
-    /// The cached object `name` in `namespace` (omit it for a
-    /// cluster-scoped object, which ignores it); `undefined` when absent. The same order as
-    /// `ResourceClient.get(name, namespace?)`.
+    /// The cached object `name` in `namespace`; `undefined` when absent. The
+    /// same order as `ResourceClient.get(name, namespace?)`, and the same
+    /// rule: a cluster-scoped resource ignores the namespace; for a
+    /// namespaced one, an informer of one namespace looks there when none is
+    /// given, and one of every namespace throws `KubeError` (reason
+    /// `Invalid`).
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
     pub fn get(
         &self,
@@ -2140,6 +2156,17 @@ impl Lister {
         let name = options::string_arg(&name, "name")?;
         let ns = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?
             .filter(|n| !n.is_empty() && !self.cluster_scoped);
+        let ns = match ns {
+            Some(ns) => Some(ns),
+            None if self.cluster_scoped => None,
+            None => Some(self.namespace.clone().ok_or_else(|| {
+                // The key `name` alone can never match a namespaced object.
+                KubeErrorInit::invalid(format!(
+                    "{} is namespaced: get {name:?} needs a namespace (this informer watches every namespace)",
+                    self.plural
+                ))
+            })?),
+        };
         Ok(self
             .lister
             .get(ns.as_deref(), &name)

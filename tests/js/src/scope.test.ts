@@ -110,10 +110,34 @@ test('the lister takes (name, namespace?) like the client', async () => {
     await factory.waitForSync();
     const p = pods.lister().list({})[0]!;
     assert.equal(pods.lister().get(p.metadata.name, p.metadata.namespace)?.metadata.uid, p.metadata.uid);
-    assert.equal(pods.lister().get(p.metadata.name), undefined, 'a namespaced object needs its namespace');
+    assert.throws(
+      () => pods.lister().get(p.metadata.name),
+      (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /pods is namespaced: get .* needs a namespace/.test(e.message),
+      'a namespaced object needs its namespace when the informer watches every namespace, as ResourceClient.get does',
+    );
     assert.equal(pods.lister().get(p.metadata.namespace!, p.metadata.name), undefined, 'the reverse order finds nothing');
     const n = nodes.lister().list({})[0]!;
     assert.equal(nodes.lister().get(n.metadata.name)?.metadata.name, n.metadata.name);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test("a lister's get without a namespace looks in the informer's one namespace; list and byIndex keep their scope", async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const p = (await client.resource({ version: 'v1', resource: 'pods' }).list({ limit: 1 })).items[0]!;
+    const ns = p.metadata.namespace!;
+    const inNs = factory.informer({ version: 'v1', resource: 'pods', namespace: ns });
+    factory.start();
+    await factory.waitForSync();
+    const lister = inNs.lister();
+    assert.equal(lister.get(p.metadata.name)?.metadata.uid, p.metadata.uid, 'the informer is scoped to one namespace');
+    assert.equal(lister.get(p.metadata.name, ns)?.metadata.uid, p.metadata.uid);
+    assert.equal(lister.get(p.metadata.name, 'elsewhere'), undefined, 'another namespace is not cached here');
+    assert.ok(lister.list({}).every((o) => o.metadata.namespace === ns));
+    assert.equal(lister.list({ namespace: 'elsewhere' }).length, 0);
+    assert.equal(lister.byIndex('namespace', ns).length, lister.list({}).length);
   } finally {
     factory.shutdown();
   }
