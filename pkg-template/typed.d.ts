@@ -226,7 +226,11 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   scoped(filter: ListFilter): ScopedView<T>;
   /** A lister over the cache. */
   lister(): Lister<T>;
-  /** Add an index: `f(obj)` returns the values the object is listed under. */
+  /**
+   * Add an index: `f(obj)` returns the values the object is listed under. The same name with the same function again
+   * does nothing; with another function it throws `KubeError` with reason `OptionsConflict` (client-go's indexer
+   * conflict), as the factory's `indexers` option does.
+   */
   addIndexer(name: string, f: IndexFunc<T>): void;
   /**
    * Resolves `true` once the initial list is cached and every handler

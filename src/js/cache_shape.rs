@@ -222,9 +222,14 @@ fn describe(scope: &ResourceScope) -> String {
 pub(crate) fn options_conflict(scope: &ResourceScope, option: &str) -> KubeErrorInit {
     KubeErrorInit {
         message: format!(
-            "the informer for {} already exists with a different `{option}`: ask for it \
+            "{}the informer for {} already exists with a different `{option}`: ask for it \
              with the same options (the same functions, defined once), or use another \
              InformerFactory for a differently shaped cache",
+            if option == "indexers" {
+                "indexer conflict: "
+            } else {
+                ""
+            },
             describe(scope)
         ),
         reason: "OptionsConflict".into(),

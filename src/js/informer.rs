@@ -28,7 +28,7 @@ use super::promise::future_to_promise;
 use super::selector::{label_selector, label_selector_query, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
+    Handler, IndexFunc, Indexers, InformerError, InformerOptions, InformerStatus, LabelSelector,
     Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
     SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
 };
@@ -1445,10 +1445,7 @@ impl InformerFactory {
                     .iter()
                     .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
                     .collect();
-                state
-                    .inf
-                    .add_indexers(ix)
-                    .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+                state.inf.add_indexers(ix).map_err(indexer_error)?;
                 state.shape.record_indexers(&added);
             }
             add_label_indexes(&state.inf, &label_indexes)?;
@@ -1962,12 +1959,21 @@ impl Informer {
                 "the index function must be a function",
             ))
         })?;
+        // The same function again is the index there already, as asking the
+        // factory again with it is.
+        let known = self
+            .state
+            .shape
+            .indexers
+            .borrow()
+            .iter()
+            .any(|(n, g)| *n == name && Object::is(g, &f));
+        if known {
+            return Ok(());
+        }
         let mut ix = Indexers::new();
         ix.insert(name.clone(), js_index_func(f.clone()));
-        self.state
-            .inf
-            .add_indexers(ix)
-            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        self.state.inf.add_indexers(ix).map_err(indexer_error)?;
         self.state.shape.record_indexers(&[(name, f)]);
         Ok(())
     }
@@ -2209,6 +2215,26 @@ impl Lister {
             .iter()
             .map(|v| JsValue::from_str(v))
             .collect())
+    }
+}
+
+/// An index the informer could not add. A name already taken is reason
+/// `OptionsConflict`, however it was asked for (`addIndexer`, or the
+/// factory's `indexers` with the name bound to another function): client-go's
+/// `AddIndexers` "indexer conflict" is a clash with the shared cache's
+/// existing indexers, not a malformed argument.
+fn indexer_error(e: InformerError) -> JsValue {
+    match e {
+        InformerError::Store(crate::cache::StoreError::IndexerConflict(name)) => KubeErrorInit {
+            message: format!(
+                "indexer conflict: the informer already has an index {name:?} with another \
+                 function; use another name, or the same function (defined once)"
+            ),
+            reason: "OptionsConflict".into(),
+            ..Default::default()
+        }
+        .into(),
+        e => KubeErrorInit::invalid(e.to_string()).into(),
     }
 }
 

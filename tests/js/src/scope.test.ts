@@ -180,3 +180,47 @@ test('asking again for a scope with other cache options is an OptionsConflict er
     factory.shutdown();
   }
 });
+
+test('an index name given another function is an OptionsConflict ("indexer conflict") through addIndexer and the factory alike', async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const byName = (o: KubeObject) => [o.metadata.name];
+    const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'kube-public' });
+    inf.addIndexer('byName', byName);
+    assert.doesNotThrow(() => inf.addIndexer('byName', byName), 'the same function again is the index there');
+    const conflict = (e: unknown) => e instanceof KubeError && e.reason === 'OptionsConflict' && /indexer conflict/.test(e.message) && /byName/.test(e.message);
+    assert.throws(() => inf.addIndexer('byName', (o: KubeObject) => [o.metadata.name]), conflict);
+    const viaFactory = (e: unknown) => e instanceof KubeError && e.reason === 'OptionsConflict' && /indexer conflict/.test(e.message);
+    assert.throws(
+      () => factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'kube-public', indexers: { byName: (o: KubeObject) => [o.metadata.uid ?? ''] } }),
+      viaFactory,
+    );
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('a 404 to a list or watch names the resource and path; a built-in kind in another group names the group', async () => {
+  // `deployments` with the group left off: the server's message names nothing.
+  const wrong = client.resource({ version: 'v1', resource: 'deployments' });
+  const e = await wrong.list({}).then(
+    () => assert.fail('listed'),
+    (e: unknown) => e as KubeError,
+  );
+  assert.equal(e.code, 404);
+  assert.match(e.message, /\(list deployments: GET \/api\/v1\/deployments\)$/);
+  const factory = new InformerFactory(client);
+  try {
+    const inf = factory.informer({ version: 'v1', resource: 'deployments', namespace: 'default' });
+    factory.start();
+    await until(() => inf.status.lastError !== undefined);
+    assert.match(inf.status.lastError!.message, /\(list deployments: GET \/api\/v1\/namespaces\/default\/deployments\)/);
+    assert.throws(
+      () => factory.informer({ version: 'v1', kind: 'Deployment' }),
+      invalid(/"Deployment" is not in "v1": the built-in kind is in \{ group: 'apps', version: 'v1' \}/),
+    );
+    assert.throws(() => factory.informer({ version: 'v1', kind: 'Widget' }), invalid(/not a built-in kind: resolve it with `await client.resourceFor\("Widget"\)`/));
+  } finally {
+    factory.shutdown();
+  }
+});
