@@ -290,7 +290,97 @@ fn check_server(server: &str) -> Result<(), KubeErrorInit> {
     }
 }
 
+/// `ClientOptions`' members.
+const CLIENT_OPTIONS: &[&str] = &[
+    "server",
+    "token",
+    "tokenProvider",
+    "headers",
+    "credentials",
+    "timeoutMs",
+    "qps",
+    "burst",
+    "maxInFlight",
+    "maxRetries",
+    "maxResponseBytes",
+    "watchTransport",
+    "fetchWatchesPerOrigin",
+    "transport",
+    "fetch",
+    "tls",
+    "onWarning",
+];
+
+/// `ResourceRef`'s members, and those of `ApiResourceInfo` (what
+/// `resourceFor` returns is spread into it).
+const RESOURCE_REF: &[&str] = &[
+    "group",
+    "version",
+    "resource",
+    "kind",
+    "namespace",
+    "namespaced",
+    "singular",
+    "verbs",
+    "shortNames",
+    "subresources",
+    "preferred",
+];
+
+// The one-shot requests' options take an abort `signal` too.
+
+/// `GetOptions`' members.
+const GET_OPTIONS: &[&str] = &["subresource", "signal"];
+
+/// `ListOptions`' members.
+const LIST_OPTIONS: &[&str] = &[
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+    "limit",
+    "continue",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "signal",
+];
+
+/// `WatchOptions`' members.
+const WATCH_OPTIONS: &[&str] = &[
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+    "resourceVersion",
+    "allowWatchBookmarks",
+    "sendInitialEvents",
+    "timeoutSeconds",
+];
+
+/// `WriteOptions`' members.
+const WRITE_OPTIONS: &[&str] = &["dryRun", "fieldManager", "force", "subresource", "signal"];
+
+/// `DeleteOptions`' members.
+const DELETE_OPTIONS: &[&str] = &[
+    "dryRun",
+    "gracePeriodSeconds",
+    "propagationPolicy",
+    "preconditions",
+    "signal",
+];
+
+/// `DeleteCollectionOptions`' members: `DeleteOptions`' and the selection.
+const DELETE_COLLECTION_OPTIONS: &[&str] = &[
+    "dryRun",
+    "gracePeriodSeconds",
+    "propagationPolicy",
+    "preconditions",
+    "signal",
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+];
+
 fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
+    options::known_members(opts, CLIENT_OPTIONS, "client")?;
     let server = options::string(opts, "server")?.unwrap_or_default();
     check_server(&server)?;
     let mut config = Config::new(server);
@@ -354,26 +444,9 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     }
     // As client-go's `QPS`: 0 keeps the default, a negative value (or
     // Infinity) turns client-side throttling off.
-    let qps = options::prop(opts, "qps")
-        .map(|v| match v.as_f64() {
-            Some(n) if !n.is_nan() => Ok(n),
-            _ => Err(KubeErrorInit::invalid("option `qps` must be a number")),
-        })
-        .transpose()?;
-    let burst = options::number(opts, "burst")?;
     let d = RateLimit::default();
-    match qps {
-        Some(q) if q < 0.0 || q.is_infinite() => config.rate_limit = None,
-        _ if qps.is_some() || burst.is_some() => {
-            config.rate_limit = Some(RateLimit {
-                qps: qps.filter(|q| *q > 0.0).unwrap_or(d.qps),
-                burst: burst
-                    .filter(|b| *b > 0.0)
-                    .map_or(d.burst, |b| b.clamp(1.0, u32::MAX as f64) as u32),
-            })
-        }
-        _ => {}
-    }
+    config.rate_limit =
+        options::token_bucket(opts, d.qps, d.burst)?.map(|(qps, burst)| RateLimit { qps, burst });
     if let Some(n) = options::number(opts, "maxInFlight")? {
         config.max_in_flight = Some(n.clamp(1.0, 1e6) as usize);
     }
@@ -430,6 +503,7 @@ impl KubeClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ResourceRef")] r: JsValue,
     ) -> Result<ResourceClient, JsValue> {
+        options::known_members(&r, RESOURCE_REF, "resource")?;
         let resource = super::discovery::api_resource(&r)?;
         let namespace = options::string(&r, "namespace")?.unwrap_or_default();
         Ok(ResourceClient {
@@ -533,7 +607,8 @@ fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
         preconditions: match options::prop(opts, "preconditions") {
             None => None,
             Some(p) if p.is_object() => Some(Preconditions {
-                uid: options::string(&p, "uid")?,
+                uid: options::known_members(&p, &["uid", "resourceVersion"], "preconditions")
+                    .and_then(|()| options::string(&p, "uid"))?,
                 resource_version: options::string(&p, "resourceVersion")?,
             }),
             Some(_) => {
@@ -555,6 +630,7 @@ struct WriteParams {
 }
 
 fn write_params(opts: &JsValue) -> Result<WriteParams, KubeErrorInit> {
+    options::known_members(opts, WRITE_OPTIONS, "write")?;
     let flag = |name: &str| {
         options::prop(opts, name)
             .and_then(|v| v.as_bool())
@@ -599,8 +675,9 @@ impl ResourceClient {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
-            let sub =
-                options::string(&opts.unwrap_or_default(), "subresource")?.unwrap_or_default();
+            let opts = opts.unwrap_or_default();
+            options::known_members(&opts, GET_OPTIONS, "get")?;
+            let sub = options::string(&opts, "subresource")?.unwrap_or_default();
             let api = self.scoped(namespace.as_deref());
             Ok(future_to_promise(async move {
                 let o = api
@@ -620,6 +697,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "ListOptions")] opts: JsValue,
     ) -> Promise {
         rejecting((|| {
+            options::known_members(&opts, LIST_OPTIONS, "list")?;
             let p = ListParams {
                 label_selector: label_selector_query(&opts, "labelSelector")?,
                 field_selector: options::string(&opts, "fieldSelector")?,
@@ -740,6 +818,7 @@ impl ResourceClient {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace, "namespace")?;
+            options::known_members(&opts, DELETE_OPTIONS, "delete")?;
             let params = delete_params(&opts)?;
             let api = self.scoped(namespace.as_deref());
             Ok(future_to_promise(async move {
@@ -766,6 +845,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "DeleteCollectionOptions")] opts: JsValue,
     ) -> Promise {
         rejecting((|| {
+            options::known_members(&opts, DELETE_COLLECTION_OPTIONS, "deleteCollection")?;
             let list = ListParams {
                 label_selector: label_selector_query(&opts, "labelSelector")?,
                 field_selector: options::string(&opts, "fieldSelector")?,
@@ -794,6 +874,7 @@ impl ResourceClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "WatchOptions")] opts: JsValue,
     ) -> Result<JsValue, JsValue> {
+        options::known_members(&opts, WATCH_OPTIONS, "watch")?;
         let flag = |name: &str| {
             options::prop(&opts, name)
                 .and_then(|v| v.as_bool())

@@ -28,7 +28,7 @@ use super::promise::future_to_promise;
 use super::selector::{label_selector, label_selector_query, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
+    Handler, IndexFunc, Indexers, InformerError, InformerOptions, InformerStatus, LabelSelector,
     Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
     SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
 };
@@ -416,6 +416,11 @@ struct State {
     warned: Cell<bool>,
     /// The scope, as the console warning names it.
     described: String,
+    /// The namespace of a namespace-scoped informer: a lister's `get`
+    /// without one looks there, as a resource client in it would.
+    namespace: Option<String>,
+    /// The resource's plural name, for errors.
+    plural: String,
 }
 
 #[wasm_bindgen(module = "/src/rt/host.js")]
@@ -471,6 +476,18 @@ const INFORMER_OPTIONS: &[&str] = &[
     "subresources",
     "preferred",
 ];
+
+/// `InformerFactoryOptions`' members.
+const FACTORY_OPTIONS: &[&str] = &[
+    "releaseGraceMs",
+    "releasedCacheMs",
+    "hiddenPauseMs",
+    "persist",
+    "host",
+];
+
+/// `ListFilter`'s members.
+const LIST_FILTER: &[&str] = &["namespace", "labelSelector", "fieldSelector"];
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
 const MAX_CATCH_UP_MS: f64 = 5_000.0;
@@ -557,8 +574,7 @@ impl State {
         life: Rc<Lifecycle>,
         warm: Rc<Cell<bool>>,
         persist: Option<Rc<Persist>>,
-        cluster_scoped: bool,
-        described: String,
+        scope: &ResourceScope,
     ) -> Rc<State> {
         Rc::new(State {
             inf,
@@ -585,9 +601,11 @@ impl State {
             warm,
             persist,
             on_reject: std::cell::OnceCell::new(),
-            cluster_scoped,
+            cluster_scoped: !scope.resource.namespaced,
             warned: Cell::new(false),
-            described,
+            described: super::cache_shape::describe(scope),
+            namespace: scope.effective_namespace().map(str::to_owned),
+            plural: scope.resource.plural.clone(),
         })
     }
 
@@ -1375,6 +1393,7 @@ impl InformerFactory {
         client: &KubeClient,
         #[wasm_bindgen(unchecked_param_type = "InformerFactoryOptions")] opts: JsValue,
     ) -> Result<InformerFactory, JsValue> {
+        options::known_members(&opts, FACTORY_OPTIONS, "factory")?;
         let ms = |name: &str, default: f64| -> Result<std::time::Duration, JsValue> {
             Ok(options::millis(
                 options::number(&opts, name)?.unwrap_or(default),
@@ -1480,10 +1499,7 @@ impl InformerFactory {
                     .iter()
                     .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
                     .collect();
-                state
-                    .inf
-                    .add_indexers(ix)
-                    .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+                state.inf.add_indexers(ix).map_err(indexer_error)?;
                 state.shape.record_indexers(&added);
             }
             add_label_indexes(&state.inf, &label_indexes)?;
@@ -1533,20 +1549,10 @@ impl InformerFactory {
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
         let persist = self.persist.clone();
-        let cluster_scoped = !scope.resource.namespaced;
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let described = super::cache_shape::describe(&scope);
-                let state = State::new(
-                    inf.clone(),
-                    shape,
-                    life,
-                    warm,
-                    persist,
-                    cluster_scoped,
-                    described,
-                );
+                let state = State::new(inf.clone(), shape, life, warm, persist, &scope);
                 let weak = Rc::downgrade(&state);
                 inf.status().subscribe(move |s| {
                     if s.phase == crate::cache::Phase::Watching {
@@ -1991,11 +1997,15 @@ impl Informer {
         Ok(Lister {
             lister: self.state.inf.lister(),
             cluster_scoped: self.state.cluster_scoped,
+            namespace: self.state.namespace.clone(),
+            plural: self.state.plural.clone(),
             _hold: Hold::new(&self.state),
         })
     }
 
     /// Add an index: `fn(obj)` returns the values the object is listed under.
+    /// The same name with the same function again does nothing; with another
+    /// function it throws `KubeError` with reason `OptionsConflict`.
     #[wasm_bindgen(js_name = addIndexer)]
     pub fn add_indexer(
         &self,
@@ -2011,12 +2021,21 @@ impl Informer {
                 "the index function must be a function",
             ))
         })?;
+        // The same function again is the index there already, as asking the
+        // factory again with it is.
+        let known = self
+            .state
+            .shape
+            .indexers
+            .borrow()
+            .iter()
+            .any(|(n, g)| *n == name && Object::is(g, &f));
+        if known {
+            return Ok(());
+        }
         let mut ix = Indexers::new();
         ix.insert(name.clone(), js_index_func(f.clone()));
-        self.state
-            .inf
-            .add_indexers(ix)
-            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        self.state.inf.add_indexers(ix).map_err(indexer_error)?;
         self.state.shape.record_indexers(&[(name, f)]);
         Ok(())
     }
@@ -2162,6 +2181,9 @@ pub struct Lister {
     lister: RustLister,
     /// Ignore namespaces (see `State::cluster_scoped`).
     cluster_scoped: bool,
+    /// `get`'s namespace when none is given (see `State::namespace`).
+    namespace: Option<String>,
+    plural: String,
     _hold: Hold,
 }
 
@@ -2187,9 +2209,12 @@ impl Lister {
         Ok(out)
     }
 
-    /// The cached object `name` in `namespace` (omit it for a
-    /// cluster-scoped object, which ignores it); `undefined` when absent. The same order as
-    /// `ResourceClient.get(name, namespace?)`.
+    /// The cached object `name` in `namespace`; `undefined` when absent. The
+    /// same order as `ResourceClient.get(name, namespace?)`, and the same
+    /// rule: a cluster-scoped resource ignores the namespace; for a
+    /// namespaced one, an informer of one namespace looks there when none is
+    /// given, and one of every namespace throws `KubeError` (reason
+    /// `Invalid`).
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
     pub fn get(
         &self,
@@ -2199,6 +2224,17 @@ impl Lister {
         let name = options::string_arg(&name, "name")?;
         let ns = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?
             .filter(|n| !n.is_empty() && !self.cluster_scoped);
+        let ns = match ns {
+            Some(ns) => Some(ns),
+            None if self.cluster_scoped => None,
+            None => Some(self.namespace.clone().ok_or_else(|| {
+                // The key `name` alone can never match a namespaced object.
+                KubeErrorInit::invalid(format!(
+                    "{} is namespaced: get {name:?} needs a namespace (this informer watches every namespace)",
+                    self.plural
+                ))
+            })?),
+        };
         Ok(self
             .lister
             .get(ns.as_deref(), &name)
@@ -2244,6 +2280,26 @@ impl Lister {
     }
 }
 
+/// An index the informer could not add. A name already taken is reason
+/// `OptionsConflict`, however it was asked for (`addIndexer`, or the
+/// factory's `indexers` with the name bound to another function): client-go's
+/// `AddIndexers` "indexer conflict" is a clash with the shared cache's
+/// existing indexers, not a malformed argument.
+fn indexer_error(e: InformerError) -> JsValue {
+    match e {
+        InformerError::Store(crate::cache::StoreError::IndexerConflict(name)) => KubeErrorInit {
+            message: format!(
+                "indexer conflict: the informer already has an index {name:?} with another \
+                 function; use another name, or the same function (defined once)"
+            ),
+            reason: "OptionsConflict".into(),
+            ..Default::default()
+        }
+        .into(),
+        e => KubeErrorInit::invalid(e.to_string()).into(),
+    }
+}
+
 /// A `ListFilter`: the namespace (`None` for all), label and field
 /// selectors. Absent is everything; anything but an object (a selector
 /// string passed by itself, say) is an `Invalid` error rather than a filter
@@ -2257,6 +2313,7 @@ fn list_filter(
         )
         .into());
     }
+    options::known_members(filter, LIST_FILTER, "filter")?;
     let namespace = options::string(filter, "namespace")?.filter(|n| !n.is_empty());
     let selector = label_selector(filter, "labelSelector")?;
     let fsel = options::string(filter, "fieldSelector")?.unwrap_or_default();

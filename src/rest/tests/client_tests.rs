@@ -730,3 +730,59 @@ fn network_errors_to_caller_leaves_a_failed_connection_to_the_caller() {
         assert_eq!(got.is_ok(), ok, "{got:?}");
     }
 }
+
+/// A 404 to a list or watch says what was not found (kubectl's "(get
+/// deployments)"): the server's message alone names nothing when the
+/// resource is unknown, as for `deployments` with its group left off. A 404
+/// for one object keeps the server's message, which names it.
+#[test]
+fn a_404_to_a_list_or_watch_names_the_resource_and_path() {
+    let (c, t, _clock) = setup(config());
+    let unknown = "the server could not find the requested resource";
+    t.push(FakeResponse::status(404, "NotFound", unknown));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.send_list(
+            &Request::get()
+                .resource("deployments")
+                .list_params(&ListParams {
+                    limit: Some(500),
+                    ..Default::default()
+                }),
+        )
+        .await
+        .map(|_| ())
+    });
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert!(e.is_not_found(), "{e:?}");
+    assert_eq!(
+        e.api().expect("api").message,
+        format!("{unknown} (list deployments: GET /api/v1/deployments)")
+    );
+    t.push(FakeResponse::status(404, "NotFound", unknown));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.watch(
+            &Request::get()
+                .group_version("apps", "v1")
+                .namespace("ns")
+                .resource("deploymentz")
+                .watch_params(&WatchParams::default()),
+        )
+        .await
+        .map(|_| ())
+    });
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert_eq!(
+        e.api().expect("api").message,
+        format!("{unknown} (watch deploymentz: GET /apis/apps/v1/namespaces/ns/deploymentz)")
+    );
+    t.push(FakeResponse::status(
+        404,
+        "NotFound",
+        "pods \"a\" not found",
+    ));
+    let r = start(get_pod(&c));
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert_eq!(e.api().expect("api").message, "pods \"a\" not found");
+}

@@ -85,8 +85,9 @@ test('every string argument refuses other types with KubeError Invalid, and the 
     assert.equal(await queue.get(), 'k');
     queue.done('k');
     assert.equal(queue.numRequeues('k'), 0);
-    // An absent namespace is still fine where one is optional.
-    assert.equal(lister.get(name, null), undefined, 'a namespaced pod is not found without its namespace');
+    // An absent namespace is no wrong type: for a namespaced pod in an
+    // informer of every namespace it is the client's `Invalid` "needs a namespace".
+    assert.throws(() => lister.get(name, null), (e: unknown) => invalid('lister.get(name, null)')(e) && /needs a namespace/.test((e as Error).message));
   } finally {
     factory.shutdown();
   }
