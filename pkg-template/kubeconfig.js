@@ -16,6 +16,10 @@ const TOKEN_FILE_TTL_MS = 60_000;
 const EXEC_TIMEOUT_MS = 120_000;
 
 const invalid = (message) => Object.assign(new KubeError(message, 0, 'Invalid'), { retryable: false });
+// A credential plugin that fails when run (client-go's "getting credentials"):
+// the request fails without a retry of its own, and an informer tries again
+// after its backoff, as for a `tokenProvider` that throws.
+const credentials = (message) => Object.assign(new KubeError(`getting credentials: ${message}`, 0, 'Credentials'), { retryable: false });
 const isMap = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v) => (v === null || v === undefined || typeof v === 'object' ? undefined : String(v));
 // Go's YAML 1.1 booleans (kubeconfigs are decoded by go-yaml).
@@ -88,28 +92,28 @@ function execCredentials(exec, dir, clusterInfo) {
             : typeof err.code === 'number' ? `exited with code ${err.code}`
               : err.signal ? `killed by ${err.signal}`
                 : err.message;
-          return reject(invalid(`exec credential plugin ${command} failed: ${how}${detail ? `: ${detail}` : ''}${err.code === 'ENOENT' && hint ? ` (${hint})` : ''}`));
+          return reject(credentials(`exec credential plugin ${command} failed: ${how}${detail ? `: ${detail}` : ''}${err.code === 'ENOENT' && hint ? ` (${hint})` : ''}`));
         }
         let cred;
         try {
           cred = JSON.parse(stdout);
         } catch (e) {
-          return reject(invalid(`exec credential plugin ${command} printed no JSON: ${e.message}`));
+          return reject(credentials(`exec credential plugin ${command} printed no JSON: ${e.message}`));
         }
         const status = cred?.status;
         if (cred?.kind !== 'ExecCredential' || cred.apiVersion !== apiVersion || !isMap(status)) {
-          return reject(invalid(`exec credential plugin ${command} printed no ${apiVersion} ExecCredential with a status`));
+          return reject(credentials(`exec credential plugin ${command} printed no ${apiVersion} ExecCredential with a status`));
         }
         const token = str(status.token);
         const cert = str(status.clientCertificateData);
         const key = str(status.clientKeyData);
         if (!token && !(cert && key)) {
-          return reject(invalid(`exec credential plugin ${command} returned neither a token nor a client certificate and key`));
+          return reject(credentials(`exec credential plugin ${command} returned neither a token nor a client certificate and key`));
         }
         let expiresAt;
         if (status.expirationTimestamp != null) {
           expiresAt = Date.parse(String(status.expirationTimestamp));
-          if (Number.isNaN(expiresAt)) return reject(invalid(`exec credential plugin ${command}: bad expirationTimestamp ${status.expirationTimestamp}`));
+          if (Number.isNaN(expiresAt)) return reject(credentials(`exec credential plugin ${command}: bad expirationTimestamp ${status.expirationTimestamp}`));
         }
         resolvePromise({ token, cert, key, expiresAt });
       },
@@ -148,7 +152,7 @@ function execTransport(tls, creds) {
           try {
             withCert = { cred: c, transport: nodeTransport({ tls: { ...tls, cert: c.cert, key: c.key } }) };
           } catch (e) {
-            throw invalid(`exec credential plugin returned a client certificate that cannot be used: ${e.message}`);
+            throw credentials(`exec credential plugin returned a client certificate that cannot be used: ${e.message}`);
           }
         }
         transport = withCert.transport;

@@ -37,7 +37,11 @@ export interface KubeconfigOptions {
   context?: string | undefined;
 }
 
-/** `ClientOptions` for one kubeconfig context, plus what the context says beyond them. */
+/**
+ * `ClientOptions` for one kubeconfig context, plus what the context says beyond them. The Node entry's `KubeClient`
+ * takes it as it is and leaves out `context` and `namespace` (both or neither: a `namespace` without a `context` is an
+ * unknown client option); pass the namespace to `resource()` or to calls.
+ */
 export interface KubeconfigClientOptions extends ClientOptions {
   /** The context used. */
   context: string;

@@ -55,8 +55,9 @@ export function wasmMemoryBytes() {
 
 // `transport` unset or 'node' (and no `fetch`): the Node transport, built from
 // `tls`. Anything else goes to the client as given (which refuses `tls` beside it).
-function withTransport(opts) {
-  if (opts === null || typeof opts !== 'object') return opts;
+function withTransport(given) {
+  if (given === null || typeof given !== 'object') return given;
+  const opts = clientPart(given);
   const { transport, tls, ...rest } = opts;
   if (transport !== undefined && transport !== 'node') return opts;
   // A supplied `fetch` is the transport (the client refuses `tls` beside it).
@@ -66,6 +67,15 @@ function withTransport(opts) {
   } catch (err) {
     throw new KubeError(`option \`tls\`: ${err?.message ?? err}`, 0, 'Invalid');
   }
+}
+
+// What `loadKubeconfig` returns beyond `ClientOptions` (the context it read and
+// its namespace) is not the client's: left out, so that the client refuses
+// only what no typing declares. Both are there, or neither is.
+function clientPart(opts) {
+  if (typeof opts.context !== 'string' || !Object.hasOwn(opts, 'namespace')) return opts;
+  const { context: _context, namespace: _namespace, ...rest } = opts;
+  return rest;
 }
 
 /** The REST client; in Node it sends over `node:http`/`node:https` unless `transport` says otherwise. */

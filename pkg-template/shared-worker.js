@@ -12,6 +12,7 @@
 // tab that asks for a point this worker cannot serve gets 410 Expired and
 // lists again, from here.
 import init, { InformerFactory, KubeClient } from './web/index.js';
+import { sha256Hex } from './sha256.js';
 
 /** Events kept for resuming watches, by count and by bytes of their lines. */
 const RING_EVENTS = 1024;
@@ -118,11 +119,6 @@ const statusBody = (code, reason, message) =>
 const refusedTokens = new Set();
 let lastDigest;
 
-async function digestOf(token) {
-  const hash = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
-  return btoa(String.fromCharCode(...new Uint8Array(hash)));
-}
-
 function tokenRefused() {
   if (lastDigest === undefined) return;
   refusedTokens.delete(lastDigest);
@@ -144,7 +140,7 @@ async function tokenFromTabs() {
     const got = await answer;
     tokenWaits.delete(id);
     if (typeof got !== 'string') continue;
-    const digest = await digestOf(got);
+    const digest = await sha256Hex(got);
     if (!refusedTokens.has(digest)) {
       lastDigest = digest;
       return got;

@@ -6,6 +6,7 @@
 // holds one informer per scope for all tabs. Where that cannot work, the same
 // objects are built on a direct client in the page, and `host` says why.
 import init, { InformerFactory, KubeClient, KubeError, retryNow } from './web/index.js';
+import { sha256Hex } from './sha256.js';
 
 /** How long the worker may take to load the module and answer. */
 const HANDSHAKE_MS = 15_000;
@@ -21,9 +22,7 @@ const abortError = () => Object.assign(new Error('the request was aborted'), { n
 /** SHA-256 (hex) of the server, the identity and the headers: the worker's name, never the token itself. */
 async function identityHash(server, identity, headers) {
   const sorted = Object.entries(headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]).sort();
-  const text = `${server}\n${identity}\n${JSON.stringify(sorted)}`;
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+  return sha256Hex(`${server}\n${identity}\n${JSON.stringify(sorted)}`);
 }
 
 /** The server URL as the client resolves it (a path against the page, no trailing slash). */

@@ -228,7 +228,11 @@ export declare class Informer<T extends KubeObject = KubeObject> {
   scoped(filter: ListFilter): ScopedView<T>;
   /** A lister over the cache. */
   lister(): Lister<T>;
-  /** Add an index: `f(obj)` returns the values the object is listed under. */
+  /**
+   * Add an index: `f(obj)` returns the values the object is listed under. The same name with the same function again
+   * does nothing; with another function it throws `KubeError` with reason `OptionsConflict` (client-go's indexer
+   * conflict), as the factory's `indexers` option does.
+   */
   addIndexer(name: string, f: IndexFunc<T>): void;
   /**
    * Resolves `true` once the initial list is cached and every handler
@@ -253,7 +257,10 @@ export declare class Lister<T extends KubeObject = KubeObject> {
   [Symbol.dispose](): void;
   /** Objects matching the filter (indexes are used for namespaces and indexed labels). */
   list(filter?: ListFilter): T[];
-  /** The cached cluster-scoped object `name`; `undefined` when absent. */
+  /**
+   * The cached object `name`; `undefined` when absent. For a namespaced resource, in the informer's namespace when it
+   * watches one; an informer of every namespace throws `KubeError` (reason `Invalid`), as `ResourceClient.get` does.
+   */
   get(name: string): T | undefined;
   /** The cached object `name` in `namespace`; `undefined` when absent. The order of `ResourceClient.get` and client-node's `ObjectCache.get`. */
   get(name: string, namespace: string | null | undefined): T | undefined;
@@ -304,7 +311,10 @@ export declare class WorkQueue {
   done(key: string): void;
   /** Stop accepting keys; pending `get`s resolve with `undefined` once the queue is empty. */
   shutdown(): void;
-  /** Shut down and resolve once every key already taken by a worker is done. */
+  /**
+   * Shut down and resolve once every key already taken is done (client-go's `ShutDownWithDrain`); while `runWorkers`
+   * workers serve the queue, once they have also done every key still queued and exited (their pools' `running` is 0).
+   */
   shutdownWithDrain(): Promise<void>;
   /** A snapshot of the queue's metrics. */
   metrics(): WorkQueueMetrics;

@@ -478,6 +478,8 @@ impl Reflector {
     }
 
     async fn run_from(self: Rc<Self>, resume: bool) {
+        // The host watches its network only while some reflector runs.
+        let _listening = self.network.listen();
         let seed = self.rng.borrow_mut().next_u64();
         let mut backoff = BackoffManager::new(
             self.opts.backoff,

@@ -737,13 +737,24 @@ impl FieldSelector {
     /// the object's bytes (absent or `null` fields compare as the empty string).
     pub fn matches(&self, obj: &KubeObject) -> bool {
         self.requirements.iter().all(|r| {
-            let actual: String = match r.field.as_str() {
-                "metadata.name" => obj.name().to_owned(),
-                "metadata.namespace" => obj.namespace().unwrap_or("").to_owned(),
-                path => obj.field_text(path).unwrap_or_default(),
+            let equal = match r.field.as_str() {
+                "metadata.name" => obj.name() == r.value,
+                "metadata.namespace" => obj.namespace().unwrap_or("") == r.value,
+                path => obj.field_value(path).as_deref().unwrap_or("") == r.value,
             };
-            (actual == r.value) == r.equals
+            equal == r.equals
         })
+    }
+
+    /// The namespace an equality requirement on `metadata.namespace` names
+    /// (the last, if several): a lister can read that namespace's index
+    /// instead of every object.
+    pub fn namespace_equal(&self) -> Option<&str> {
+        self.requirements
+            .iter()
+            .rev()
+            .find(|r| r.equals && r.field == "metadata.namespace")
+            .map(|r| r.value.as_str())
     }
 }
 

@@ -70,6 +70,7 @@ impl Shape {
         // (asking again without it, or with it, is the same shape).
         let (mut backoff_initial_ms, mut backoff_cap_ms) = (None, None);
         if let Some(b) = options::prop(opts, "backoff") {
+            options::known_members(&b, &["initialMs", "capMs"], "backoff")?;
             let d = crate::cache::ReflectorOptions::default().backoff;
             backoff_initial_ms =
                 options::number(&b, "initialMs")?.filter(|ms| options::millis(*ms) != d.initial);
@@ -195,7 +196,8 @@ impl Shape {
 }
 
 /// A readable name for a scope in messages.
-fn describe(scope: &ResourceScope) -> String {
+/// The scope as messages name it: `group/version/plural in "ns"`, selectors.
+pub(crate) fn describe(scope: &ResourceScope) -> String {
     let r = &scope.resource;
     let mut out = if r.group.is_empty() {
         format!("{}/{}", r.version, r.plural)
@@ -221,9 +223,14 @@ fn describe(scope: &ResourceScope) -> String {
 pub(crate) fn options_conflict(scope: &ResourceScope, option: &str) -> KubeErrorInit {
     KubeErrorInit {
         message: format!(
-            "the informer for {} already exists with a different `{option}`: ask for it \
+            "{}the informer for {} already exists with a different `{option}`: ask for it \
              with the same options (the same functions, defined once), or use another \
              InformerFactory for a differently shaped cache",
+            if option == "indexers" {
+                "indexer conflict: "
+            } else {
+                ""
+            },
             describe(scope)
         ),
         reason: "OptionsConflict".into(),

@@ -22,6 +22,8 @@ pub enum ChangeKind {
 /// The net effect of a frame's changes to one key.
 #[derive(Clone, Copy, Debug)]
 struct NetChange {
+    /// When the key was first touched since the last flush: the diff's order.
+    seq: u32,
     existed_before: bool,
     exists_now: bool,
 }
@@ -51,7 +53,6 @@ impl Diff {
 #[derive(Default)]
 pub struct ChangeSet {
     pending: FxHashMap<String, NetChange>,
-    order: Vec<String>,
     version: u64,
 }
 
@@ -65,14 +66,16 @@ impl ChangeSet {
             Some(c) => c.exists_now = exists_now,
             None => {
                 let existed_before = kind != ChangeKind::Add;
+                // Keys in a flood are distinct mostly: one copy each.
+                let seq = u32::try_from(self.pending.len()).unwrap_or(u32::MAX);
                 self.pending.insert(
                     key.to_owned(),
                     NetChange {
+                        seq,
                         existed_before,
                         exists_now,
                     },
                 );
-                self.order.push(key.to_owned());
             }
         }
         first
@@ -102,10 +105,9 @@ impl ChangeSet {
     /// order keys were first touched.
     pub fn flush(&mut self) -> Diff {
         let mut diff = Diff::default();
-        for key in self.order.drain(..) {
-            let Some(c) = self.pending.remove(&key) else {
-                continue;
-            };
+        let mut touched: Vec<(String, NetChange)> = self.pending.drain().collect();
+        crate::rt::sort::sort_by(&mut touched, |a, b| a.1.seq.cmp(&b.1.seq));
+        for (key, c) in touched {
             match (c.existed_before, c.exists_now) {
                 (false, true) => diff.added.push(key),
                 (true, true) => diff.updated.push(key),
@@ -113,7 +115,6 @@ impl ChangeSet {
                 (false, false) => {}
             }
         }
-        self.pending.clear();
         if !diff.is_empty() {
             self.version += 1;
         }

@@ -53,7 +53,10 @@ export interface ClientOptions {
   server: string;
   /** A fixed bearer token. */
   token?: string | undefined;
-  /** Called before every request for a fresh bearer token (token rotation). */
+  /**
+   * Called before every request for a fresh bearer token (token rotation). One that throws or
+   * rejects fails the request unsent with reason `Credentials` (an informer tries again after its backoff).
+   */
   tokenProvider?: (() => Promise<string> | string) | undefined;
   /** Headers sent with every request (e.g. `Impersonate-User`). */
   headers?: Record<string, string> | undefined;
@@ -313,7 +316,97 @@ fn check_server(server: &str) -> Result<(), KubeErrorInit> {
     }
 }
 
+/// `ClientOptions`' members.
+const CLIENT_OPTIONS: &[&str] = &[
+    "server",
+    "token",
+    "tokenProvider",
+    "headers",
+    "credentials",
+    "timeoutMs",
+    "qps",
+    "burst",
+    "maxInFlight",
+    "maxRetries",
+    "maxResponseBytes",
+    "watchTransport",
+    "fetchWatchesPerOrigin",
+    "transport",
+    "fetch",
+    "tls",
+    "onWarning",
+];
+
+/// `ResourceRef`'s members, and those of `ApiResourceInfo` (what
+/// `resourceFor` returns is spread into it).
+const RESOURCE_REF: &[&str] = &[
+    "group",
+    "version",
+    "resource",
+    "kind",
+    "namespace",
+    "namespaced",
+    "singular",
+    "verbs",
+    "shortNames",
+    "subresources",
+    "preferred",
+];
+
+// The one-shot requests' options take an abort `signal` too.
+
+/// `GetOptions`' members.
+const GET_OPTIONS: &[&str] = &["subresource", "signal"];
+
+/// `ListOptions`' members.
+const LIST_OPTIONS: &[&str] = &[
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+    "limit",
+    "continue",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "signal",
+];
+
+/// `WatchOptions`' members.
+const WATCH_OPTIONS: &[&str] = &[
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+    "resourceVersion",
+    "allowWatchBookmarks",
+    "sendInitialEvents",
+    "timeoutSeconds",
+];
+
+/// `WriteOptions`' members.
+const WRITE_OPTIONS: &[&str] = &["dryRun", "fieldManager", "force", "subresource", "signal"];
+
+/// `DeleteOptions`' members.
+const DELETE_OPTIONS: &[&str] = &[
+    "dryRun",
+    "gracePeriodSeconds",
+    "propagationPolicy",
+    "preconditions",
+    "signal",
+];
+
+/// `DeleteCollectionOptions`' members: `DeleteOptions`' and the selection.
+const DELETE_COLLECTION_OPTIONS: &[&str] = &[
+    "dryRun",
+    "gracePeriodSeconds",
+    "propagationPolicy",
+    "preconditions",
+    "signal",
+    "namespace",
+    "labelSelector",
+    "fieldSelector",
+];
+
 fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
+    options::known_members(opts, CLIENT_OPTIONS, "client")?;
     let server = options::string(opts, "server")?.unwrap_or_default();
     check_server(&server)?;
     let mut config = Config::new(server);
@@ -325,15 +418,15 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
         config = config.token_provider(move || {
             let provider = provider.clone();
             async move {
+                // A provider that fails is an identity provider out of
+                // reach for now, not a bad config: the request fails and
+                // an informer tries again after its backoff.
                 let mut v = provider.call0(&JsValue::NULL).map_err(|e| {
-                    Error::invalid_config(format!(
-                        "tokenProvider threw: {}",
-                        options::thrown_text(&e)
-                    ))
+                    Error::credentials(format!("tokenProvider threw: {}", options::thrown_text(&e)))
                 })?;
                 if let Some(p) = v.dyn_ref::<Promise>() {
                     v = JsFuture::from(p.clone()).await.map_err(|e| {
-                        Error::invalid_config(format!(
+                        Error::credentials(format!(
                             "tokenProvider rejected: {}",
                             options::thrown_text(&e)
                         ))
@@ -377,26 +470,9 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
     }
     // As client-go's `QPS`: 0 keeps the default, a negative value (or
     // Infinity) turns client-side throttling off.
-    let qps = options::prop(opts, "qps")
-        .map(|v| match v.as_f64() {
-            Some(n) if !n.is_nan() => Ok(n),
-            _ => Err(KubeErrorInit::invalid("option `qps` must be a number")),
-        })
-        .transpose()?;
-    let burst = options::number(opts, "burst")?;
     let d = RateLimit::default();
-    match qps {
-        Some(q) if q < 0.0 || q.is_infinite() => config.rate_limit = None,
-        _ if qps.is_some() || burst.is_some() => {
-            config.rate_limit = Some(RateLimit {
-                qps: qps.filter(|q| *q > 0.0).unwrap_or(d.qps),
-                burst: burst
-                    .filter(|b| *b > 0.0)
-                    .map_or(d.burst, |b| b.clamp(1.0, u32::MAX as f64) as u32),
-            })
-        }
-        _ => {}
-    }
+    config.rate_limit =
+        options::token_bucket(opts, d.qps, d.burst)?.map(|(qps, burst)| RateLimit { qps, burst });
     if let Some(n) = options::number(opts, "maxInFlight")? {
         config.max_in_flight = Some(n.clamp(1.0, 1e6) as usize);
     }
@@ -453,6 +529,7 @@ impl KubeClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ResourceRef")] r: JsValue,
     ) -> Result<ResourceClient, JsValue> {
+        options::known_members(&r, RESOURCE_REF, "resource")?;
         let resource = super::discovery::api_resource(&r)?;
         let namespace = options::string(&r, "namespace")?.unwrap_or_default();
         Ok(ResourceClient {
@@ -557,7 +634,8 @@ fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
         preconditions: match options::prop(opts, "preconditions") {
             None => None,
             Some(p) if p.is_object() => Some(Preconditions {
-                uid: options::string(&p, "uid")?,
+                uid: options::known_members(&p, &["uid", "resourceVersion"], "preconditions")
+                    .and_then(|()| options::string(&p, "uid"))?,
                 resource_version: options::string(&p, "resourceVersion")?,
             }),
             Some(_) => {
@@ -579,6 +657,7 @@ struct WriteParams {
 }
 
 fn write_params(opts: &JsValue) -> Result<WriteParams, KubeErrorInit> {
+    options::known_members(opts, WRITE_OPTIONS, "write")?;
     let flag = |name: &str| {
         options::prop(opts, name)
             .and_then(|v| v.as_bool())
@@ -624,6 +703,7 @@ impl ResourceClient {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?;
             let opts = opts.unwrap_or_default();
+            options::known_members(&opts, GET_OPTIONS, "get")?;
             let sub = options::string(&opts, "subresource")?.unwrap_or_default();
             let api = self.scoped(namespace.as_deref());
             let signal = request_signal(&opts)?;
@@ -645,6 +725,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "ListOptions")] opts: JsValue,
     ) -> Promise {
         rejecting((|| {
+            options::known_members(&opts, LIST_OPTIONS, "list")?;
             let p = ListParams {
                 label_selector: label_selector_query(&opts, "labelSelector")?,
                 field_selector: options::string(&opts, "fieldSelector")?,
@@ -767,6 +848,7 @@ impl ResourceClient {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
             let namespace = options::opt_string_arg(&namespace, "namespace")?;
+            options::known_members(&opts, DELETE_OPTIONS, "delete")?;
             let params = delete_params(&opts)?;
             let api = self.scoped(namespace.as_deref());
             let signal = request_signal(&opts)?;
@@ -794,6 +876,7 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "DeleteCollectionOptions")] opts: JsValue,
     ) -> Promise {
         rejecting((|| {
+            options::known_members(&opts, DELETE_COLLECTION_OPTIONS, "deleteCollection")?;
             let list = ListParams {
                 label_selector: label_selector_query(&opts, "labelSelector")?,
                 field_selector: options::string(&opts, "fieldSelector")?,
@@ -823,6 +906,7 @@ impl ResourceClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "WatchOptions")] opts: JsValue,
     ) -> Result<JsValue, JsValue> {
+        options::known_members(&opts, WATCH_OPTIONS, "watch")?;
         let flag = |name: &str| {
             options::prop(&opts, name)
                 .and_then(|v| v.as_bool())

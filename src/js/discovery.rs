@@ -149,14 +149,30 @@ pub(crate) fn api_resource(opts: &JsValue) -> Result<ApiResource, KubeErrorInit>
                 "`resource` (plural name) or `kind` is required",
             ));
         };
+        let gv = if group.is_empty() {
+            version.clone()
+        } else {
+            format!("{group}/{version}")
+        };
+        // A built-in kind in another group (`Deployment` without `apps`)
+        // is the likely mistake: name the group it is in.
+        let elsewhere = builtin
+            .iter()
+            .filter(|r| r.kind == kind && r.group != group)
+            .map(|r| format!("group: '{}', version: '{}'", r.group, r.version))
+            .next();
         RestMapper::new(builtin)
             .resource_for_gvk(&group, &version, &kind)
             .cloned()
             .ok_or_else(|| {
-                KubeErrorInit::invalid(format!(
-                    "{kind:?} in {:?} is not a built-in kind: resolve it with `await client.resourceFor({kind:?})` and pass `resource`",
-                    if group.is_empty() { version.clone() } else { format!("{group}/{version}") }
-                ))
+                KubeErrorInit::invalid(match elsewhere {
+                    Some(at) => format!(
+                        "{kind:?} is not in {gv:?}: the built-in kind is in {{ {at} }}; pass that group, or resolve the kind with `await client.resourceFor({kind:?})`"
+                    ),
+                    None => format!(
+                        "{kind:?} in {gv:?} is not a built-in kind: resolve it with `await client.resourceFor({kind:?})` and pass `resource`"
+                    ),
+                })
             })?
     };
     if let Some(n) = namespaced {

@@ -18,7 +18,7 @@ const KUBE_ERROR_TS: &'static str = r#"
 export declare class KubeError extends Error {
   /** HTTP status code from the API server (0 for client-side errors). */
   readonly code: number;
-  /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `LineTooLong`, `ResponseTooLarge`, `Poisoned` after a panic or trap: every later call fails too; `OptionsConflict` when an informer's scope is asked for again with other cache options; `TransformFailed` and `IndexFailed` for an object an informer skipped because its `transform` or an index function threw or returned something unusable). */
+  /** Machine-readable reason: a Kubernetes `Status.reason` (`NotFound`, `Conflict`, `Expired`, …) or a client-side one (`Invalid`, `Network`, `Timeout`, `Aborted`, `Decode`, `Credentials` when a `tokenProvider` or a kubeconfig's credential plugin failed, `LineTooLong`, `ResponseTooLarge`, `Poisoned` after a panic or trap: every later call fails too; `OptionsConflict` when an informer's scope is asked for again with other cache options, or an index name is given another function (client-go's indexer conflict); `TransformFailed` and `IndexFailed` for an object an informer skipped because its `transform` or an index function threw or returned something unusable). */
   readonly reason: string;
   /** The decoded `Status` object when the server sent one. */
   readonly status?: Status | undefined;

@@ -29,7 +29,7 @@ use super::promise::{future_to_promise, rejecting};
 use super::selector::{label_selector, label_selector_query, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerOptions, InformerStatus, LabelSelector,
+    Handler, IndexFunc, Indexers, InformerError, InformerOptions, InformerStatus, LabelSelector,
     Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
     SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
 };
@@ -422,6 +422,16 @@ struct State {
     /// A cluster-scoped resource: listers and views ignore a namespace, as
     /// the resource client does.
     cluster_scoped: bool,
+    /// Whether the console was told of a failing list or watch since the
+    /// informer last watched (set only while no `error` listener is added).
+    warned: Cell<bool>,
+    /// The scope, as the console warning names it.
+    described: String,
+    /// The namespace of a namespace-scoped informer: a lister's `get`
+    /// without one looks there, as a resource client in it would.
+    namespace: Option<String>,
+    /// The resource's plural name, for errors.
+    plural: String,
 }
 
 #[wasm_bindgen(module = "/src/rt/host.js")]
@@ -477,6 +487,18 @@ const INFORMER_OPTIONS: &[&str] = &[
     "subresources",
     "preferred",
 ];
+
+/// `InformerFactoryOptions`' members.
+const FACTORY_OPTIONS: &[&str] = &[
+    "releaseGraceMs",
+    "releasedCacheMs",
+    "hiddenPauseMs",
+    "persist",
+    "host",
+];
+
+/// `ListFilter`'s members.
+const LIST_FILTER: &[&str] = &["namespace", "labelSelector", "fieldSelector"];
 
 /// The longest subscribers wait for a catch-up to be applied as one diff.
 const MAX_CATCH_UP_MS: f64 = 5_000.0;
@@ -563,7 +585,7 @@ impl State {
         life: Rc<Lifecycle>,
         warm: Rc<Cell<bool>>,
         persist: Option<Rc<Persist>>,
-        cluster_scoped: bool,
+        scope: &ResourceScope,
     ) -> Rc<State> {
         Rc::new(State {
             inf,
@@ -590,7 +612,11 @@ impl State {
             warm,
             persist,
             on_reject: std::cell::OnceCell::new(),
-            cluster_scoped,
+            cluster_scoped: !scope.resource.namespaced,
+            warned: Cell::new(false),
+            described: super::cache_shape::describe(scope),
+            namespace: scope.effective_namespace().map(str::to_owned),
+            plural: scope.resource.plural.clone(),
         })
     }
 
@@ -808,12 +834,30 @@ impl State {
     }
 
     /// A list or watch that failed (the informer backs off and retries, as
-    /// `status` shows): to the `error` listeners only, never the console,
-    /// which an offline page would fill.
+    /// `status` shows): to the `error` listeners. With none, the first
+    /// failure since the informer last watched goes to the console as a
+    /// warning (client-go logs every one; an offline page would fill the
+    /// console with those), so a misconfigured informer is not silent.
     fn report_list_watch_error(&self, e: &crate::rest::Error) {
         if !self.errors.borrow().is_empty() {
             self.tell_error_listeners(&from_rest(e));
+        } else if !self.warned.replace(true) {
+            web_sys::console::warn_2(
+                &JsValue::from_str(&format!(
+                    "kubewasm: the informer of {} cannot list or watch; it retries with \
+                     backoff and warns again only after it has watched. Add an \
+                     on('error') listener to handle failures; status.lastError holds \
+                     the latest.",
+                    self.described
+                )),
+                &from_rest(e),
+            );
         }
+    }
+
+    /// The informer watches: a later failure warns again.
+    fn watching(&self) {
+        self.warned.set(false);
     }
 
     /// Call every `error` listener with `err`; false when there is none.
@@ -887,16 +931,18 @@ impl State {
     /// Send the changes recorded so far to every subscriber as one diff.
     fn deliver(self: &Rc<Self>) {
         let diff = self.changes.borrow_mut().flush();
-        if diff.is_empty() {
-            return;
-        }
-        let js = diff_to_js(&diff);
         let subs: Vec<Function> = self
             .subscribers
             .borrow()
             .iter()
             .map(|(_, f)| f.clone())
             .collect();
+        // With no subscriber (handlers only) the flush still moved the
+        // version on; nobody reads the diff.
+        if diff.is_empty() || subs.is_empty() {
+            return;
+        }
+        let js = diff_to_js(&diff);
         let me = Rc::downgrade(self);
         for f in subs {
             handled(&me, f.call1(&JsValue::NULL, &js));
@@ -1159,9 +1205,36 @@ fn frozen_js(objs: &[KubeObject]) -> Array {
     arr
 }
 
+#[wasm_bindgen(module = "/src/js/objects.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = splitLines)]
+    fn split_lines(text: &str, n: u32) -> Array;
+}
+
+/// `keys` as a JS array of strings, crossing as one joined string (the
+/// diffs of a flood carry hundreds of keys each).
+fn keys_to_js(keys: &[String]) -> Array {
+    let n = u32::try_from(keys.len()).ok();
+    // A server's object names never hold a newline; one that does goes key
+    // by key rather than split wrong.
+    match n {
+        Some(n) if !keys.iter().any(|k| k.contains('\n')) => {
+            let mut joined = String::with_capacity(keys.iter().map(|k| k.len() + 1).sum());
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    joined.push('\n');
+                }
+                joined.push_str(k);
+            }
+            split_lines(&joined, n)
+        }
+        _ => keys.iter().map(|s| JsValue::from_str(s)).collect(),
+    }
+}
+
 fn diff_to_js(d: &Diff) -> JsValue {
     let o = Object::new();
-    let list = |v: &[String]| -> Array { v.iter().map(|s| JsValue::from_str(s)).collect() };
+    let list = |v: &[String]| keys_to_js(v);
     let _ = Reflect::set(&o, &"added".into(), &list(&d.added));
     let _ = Reflect::set(&o, &"updated".into(), &list(&d.updated));
     let _ = Reflect::set(&o, &"removed".into(), &list(&d.removed));
@@ -1331,6 +1404,7 @@ impl InformerFactory {
         client: &KubeClient,
         #[wasm_bindgen(unchecked_param_type = "InformerFactoryOptions")] opts: JsValue,
     ) -> Result<InformerFactory, JsValue> {
+        options::known_members(&opts, FACTORY_OPTIONS, "factory")?;
         let ms = |name: &str, default: f64| -> Result<std::time::Duration, JsValue> {
             Ok(options::millis(
                 options::number(&opts, name)?.unwrap_or(default),
@@ -1436,10 +1510,7 @@ impl InformerFactory {
                     .iter()
                     .map(|(n, f)| (n.clone(), js_index_func(f.clone())))
                     .collect();
-                state
-                    .inf
-                    .add_indexers(ix)
-                    .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+                state.inf.add_indexers(ix).map_err(indexer_error)?;
                 state.shape.record_indexers(&added);
             }
             add_label_indexes(&state.inf, &label_indexes)?;
@@ -1489,11 +1560,18 @@ impl InformerFactory {
         let mut made: Option<Rc<State>> = None;
         let life = self.life.clone();
         let persist = self.persist.clone();
-        let cluster_scoped = !scope.resource.namespaced;
         let inf = self
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
-                let state = State::new(inf.clone(), shape, life, warm, persist, cluster_scoped);
+                let state = State::new(inf.clone(), shape, life, warm, persist, &scope);
+                let weak = Rc::downgrade(&state);
+                inf.status().subscribe(move |s| {
+                    if s.phase == crate::cache::Phase::Watching {
+                        if let Some(state) = weak.upgrade() {
+                            state.watching();
+                        }
+                    }
+                });
                 let weak = Rc::downgrade(&state);
                 // Not started yet: the handler is taken.
                 let _ = inf.set_watch_error_handler(Rc::new(move |e: &crate::rest::Error| {
@@ -1823,7 +1901,7 @@ impl Informer {
     ) -> Result<ScopedView, JsValue> {
         self.state.live()?;
         let (namespace, selector, fields) = list_filter(&filter)?;
-        let namespace = namespace.filter(|_| !self.state.cluster_scoped);
+        let namespace = index_namespace(namespace, &fields, self.state.cluster_scoped);
         Ok(ScopedView {
             state: self.state.clone(),
             namespace,
@@ -1948,11 +2026,15 @@ impl Informer {
         Ok(Lister {
             lister: self.state.inf.lister(),
             cluster_scoped: self.state.cluster_scoped,
+            namespace: self.state.namespace.clone(),
+            plural: self.state.plural.clone(),
             _hold: Hold::new(&self.state),
         })
     }
 
     /// Add an index: `fn(obj)` returns the values the object is listed under.
+    /// The same name with the same function again does nothing; with another
+    /// function it throws `KubeError` with reason `OptionsConflict`.
     #[wasm_bindgen(js_name = addIndexer)]
     pub fn add_indexer(
         &self,
@@ -1968,12 +2050,21 @@ impl Informer {
                 "the index function must be a function",
             ))
         })?;
+        // The same function again is the index there already, as asking the
+        // factory again with it is.
+        let known = self
+            .state
+            .shape
+            .indexers
+            .borrow()
+            .iter()
+            .any(|(n, g)| *n == name && Object::is(g, &f));
+        if known {
+            return Ok(());
+        }
         let mut ix = Indexers::new();
         ix.insert(name.clone(), js_index_func(f.clone()));
-        self.state
-            .inf
-            .add_indexers(ix)
-            .map_err(|e| JsValue::from(KubeErrorInit::invalid(e.to_string())))?;
+        self.state.inf.add_indexers(ix).map_err(indexer_error)?;
         self.state.shape.record_indexers(&[(name, f)]);
         Ok(())
     }
@@ -2129,6 +2220,9 @@ pub struct Lister {
     lister: RustLister,
     /// Ignore namespaces (see `State::cluster_scoped`).
     cluster_scoped: bool,
+    /// `get`'s namespace when none is given (see `State::namespace`).
+    namespace: Option<String>,
+    plural: String,
     _hold: Hold,
 }
 
@@ -2143,7 +2237,7 @@ impl Lister {
         #[wasm_bindgen(unchecked_param_type = "ListFilter")] filter: JsValue,
     ) -> Result<Array, JsValue> {
         let (namespace, selector, fields) = list_filter(&filter)?;
-        let namespace = namespace.filter(|_| !self.cluster_scoped);
+        let namespace = index_namespace(namespace, &fields, self.cluster_scoped);
         let out = Array::new();
         self.lister
             .for_each_in(namespace.as_deref(), &selector, |o| {
@@ -2154,9 +2248,12 @@ impl Lister {
         Ok(out)
     }
 
-    /// The cached object `name` in `namespace` (omit it for a
-    /// cluster-scoped object, which ignores it); `undefined` when absent. The same order as
-    /// `ResourceClient.get(name, namespace?)`.
+    /// The cached object `name` in `namespace`; `undefined` when absent. The
+    /// same order as `ResourceClient.get(name, namespace?)`, and the same
+    /// rule: a cluster-scoped resource ignores the namespace; for a
+    /// namespaced one, an informer of one namespace looks there when none is
+    /// given, and one of every namespace throws `KubeError` (reason
+    /// `Invalid`).
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
     pub fn get(
         &self,
@@ -2166,6 +2263,17 @@ impl Lister {
         let name = options::string_arg(&name, "name")?;
         let ns = options::opt_string_arg(&namespace.unwrap_or_default(), "namespace")?
             .filter(|n| !n.is_empty() && !self.cluster_scoped);
+        let ns = match ns {
+            Some(ns) => Some(ns),
+            None if self.cluster_scoped => None,
+            None => Some(self.namespace.clone().ok_or_else(|| {
+                // The key `name` alone can never match a namespaced object.
+                KubeErrorInit::invalid(format!(
+                    "{} is namespaced: get {name:?} needs a namespace (this informer watches every namespace)",
+                    self.plural
+                ))
+            })?),
+        };
         Ok(self
             .lister
             .get(ns.as_deref(), &name)
@@ -2211,6 +2319,26 @@ impl Lister {
     }
 }
 
+/// An index the informer could not add. A name already taken is reason
+/// `OptionsConflict`, however it was asked for (`addIndexer`, or the
+/// factory's `indexers` with the name bound to another function): client-go's
+/// `AddIndexers` "indexer conflict" is a clash with the shared cache's
+/// existing indexers, not a malformed argument.
+fn indexer_error(e: InformerError) -> JsValue {
+    match e {
+        InformerError::Store(crate::cache::StoreError::IndexerConflict(name)) => KubeErrorInit {
+            message: format!(
+                "indexer conflict: the informer already has an index {name:?} with another \
+                 function; use another name, or the same function (defined once)"
+            ),
+            reason: "OptionsConflict".into(),
+            ..Default::default()
+        }
+        .into(),
+        e => KubeErrorInit::invalid(e.to_string()).into(),
+    }
+}
+
 /// A `ListFilter`: the namespace (`None` for all), label and field
 /// selectors. Absent is everything; anything but an object (a selector
 /// string passed by itself, say) is an `Invalid` error rather than a filter
@@ -2224,11 +2352,26 @@ fn list_filter(
         )
         .into());
     }
+    options::known_members(filter, LIST_FILTER, "filter")?;
     let namespace = options::string(filter, "namespace")?.filter(|n| !n.is_empty());
     let selector = label_selector(filter, "labelSelector")?;
     let fsel = options::string(filter, "fieldSelector")?.unwrap_or_default();
     let fields = FieldSelector::parse(&fsel).map_err(selector_error)?;
     Ok((namespace, selector, fields))
+}
+
+/// The namespace whose index a filtered read walks: the filter's own, or
+/// else one a `metadata.namespace=` field selector names (which the field
+/// check still applies). Cluster-scoped resources have no namespace index.
+fn index_namespace(
+    namespace: Option<String>,
+    fields: &FieldSelector,
+    cluster_scoped: bool,
+) -> Option<String> {
+    if cluster_scoped {
+        return None;
+    }
+    namespace.or_else(|| fields.namespace_equal().map(str::to_owned))
 }
 
 fn unsubscriber(f: impl FnOnce() + 'static) -> JsValue {

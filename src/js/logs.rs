@@ -60,6 +60,18 @@ fn flag(opts: &JsValue, name: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// `LogOptions`' members.
+const LOG_OPTIONS: &[&str] = &[
+    "container",
+    "follow",
+    "previous",
+    "sinceSeconds",
+    "tailLines",
+    "timestamps",
+    "limitBytes",
+    "maxLineBytes",
+];
+
 fn params(opts: &JsValue) -> Result<LogParams, KubeErrorInit> {
     let mut p = LogParams {
         container: options::string(opts, "container")?,
@@ -95,6 +107,7 @@ impl KubeClient {
     ) -> Result<JsValue, JsValue> {
         let namespace = options::string_arg(&namespace, "namespace")?;
         let pod = options::string_arg(&pod, "pod")?;
+        options::known_members(&opts, LOG_OPTIONS, "logs")?;
         let it = LogStream {
             client: self.inner().clone(),
             namespace,

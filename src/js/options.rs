@@ -16,9 +16,11 @@ pub fn prop(obj: &JsValue, name: &str) -> Option<JsValue> {
 }
 
 /// Refuse a member of `obj` that is not among `known`: a misspelt option
-/// (`labelSelectr`) would otherwise be ignored, and change what is cached
-/// without a word. Members set to `undefined` or `null` are ignored, as
-/// absent ones are (as `prop` reads them).
+/// (`labelSelectr`, `tokne`, `dryrun`) would otherwise be ignored, and
+/// change what a call does without a word. The error names the member, the
+/// known one it most likely meant, and every known one. Members set to
+/// `undefined` or `null` are ignored, as absent ones are (as `prop` reads
+/// them). Every options object the package reads goes through here.
 pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), KubeErrorInit> {
     if !obj.is_object() {
         return Ok(());
@@ -39,13 +41,71 @@ pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), Ku
         let set =
             js_sys::Reflect::get(obj, &key).map_or(true, |v| !v.is_undefined() && !v.is_null());
         if set {
+            let hint = closest(&name, known)
+                .map(|k| format!("did you mean `{k}`? "))
+                .unwrap_or_default();
             return Err(KubeErrorInit::invalid(format!(
-                "unknown {what} option `{name}` (known: {})",
+                "unknown {what} option `{name}` ({hint}known: {})",
                 known.join(", ")
             )));
         }
     }
     Ok(())
+}
+
+/// The member of `known` that `name` most likely misspells: the same but
+/// for case (`dryrun`), or within a small edit distance that grows with the
+/// name (`tokne`, `namepsace`, `baseDelay` as a prefix of `baseDelayMs`).
+fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    if let Some(k) = known.iter().find(|k| k.to_ascii_lowercase() == lower) {
+        return Some(k);
+    }
+    let limit = (name.chars().count() / 3).clamp(1, 3);
+    known
+        .iter()
+        .filter_map(|k| {
+            let kl = k.to_ascii_lowercase();
+            let d = if kl.starts_with(&lower) && lower.len() >= 4 {
+                // A unit or suffix left off (`baseDelay`, `timeout`).
+                0
+            } else {
+                edit_distance(&lower, &kl)
+            };
+            (d <= limit).then_some((d, *k))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions
+/// and swaps of neighbours each cost one (a swap is the commonest typo).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        if let Some(first) = row.first_mut() {
+            *first = i;
+        }
+    }
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// An optional finite, non-negative number option.
@@ -88,6 +148,36 @@ pub fn whole_number(obj: &JsValue, name: &str, max: u32) -> Result<Option<u32>, 
             "option `{name}` must be a whole number from 0 to {max}"
         ))),
     }
+}
+
+/// The `qps` and `burst` options of a token bucket, read as client-go reads
+/// a client's `QPS` and `Burst`: absent or 0 keeps the default, a negative
+/// `qps` or `Infinity` turns the bucket off (`None`). A `qps` that is not a
+/// number, or a `burst` that is negative or not finite, is an `Invalid`
+/// error: a bucket that can never hand out a token parks every key for good.
+pub fn token_bucket(
+    obj: &JsValue,
+    default_qps: f64,
+    default_burst: u32,
+) -> Result<Option<(f64, u32)>, KubeErrorInit> {
+    let qps = prop(obj, "qps")
+        .map(|v| match v.as_f64() {
+            Some(n) if !n.is_nan() => Ok(n),
+            _ => Err(KubeErrorInit::invalid(
+                "option `qps` must be a number (0 for the default, a negative number or Infinity for no limit)",
+            )),
+        })
+        .transpose()?;
+    let burst = number(obj, "burst")?;
+    if matches!(qps, Some(q) if q < 0.0 || q.is_infinite()) {
+        return Ok(None);
+    }
+    Ok(Some((
+        qps.filter(|q| *q > 0.0).unwrap_or(default_qps),
+        burst
+            .filter(|b| *b > 0.0)
+            .map_or(default_burst, |b| b.clamp(1.0, f64::from(u32::MAX)) as u32),
+    )))
 }
 
 /// An optional string option.

@@ -168,6 +168,11 @@ impl Persist {
         let Some(p) = options::prop(opts, "persist") else {
             return Ok(None);
         };
+        options::known_members(
+            &p,
+            &["name", "identity", "intervalMs", "maxCopies"],
+            "persist",
+        )?;
         let name = options::string(&p, "name")?
             .filter(|n| !n.is_empty())
             .ok_or_else(|| KubeErrorInit::invalid("`persist.name` is required"))?;

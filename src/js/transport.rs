@@ -60,9 +60,11 @@ export interface TransportResponse {
 /**
  * Carries kubewasm's HTTP exchanges. Reject `request` with an error whose `name` is `AbortError` when aborted;
  * with `retryable: false` for a failure retrying cannot fix (an untrusted certificate: reported as `KubeError`
- * reason `Invalid`); any other rejection is a network error (reason `Network`), retried for idempotent requests
- * unless its `code` says no connection was made (`ECONNREFUSED`, `EHOSTUNREACH`, `ENETUNREACH`, `ENOTFOUND`,
- * `EAI_AGAIN`, `EAI_FAIL`, `EAI_NONAME`, as Node's errors carry them): a server that is down is reported at once.
+ * reason `Invalid`); with `reason: 'Credentials'` when the credentials to send could not be had (reported with
+ * that reason, not retried); any other rejection is a network error (reason `Network`), retried for idempotent
+ * requests unless its `code` says no connection was made (`ECONNREFUSED`, `EHOSTUNREACH`, `ENETUNREACH`,
+ * `ENOTFOUND`, `EAI_AGAIN`, `EAI_FAIL`, `EAI_NONAME`, as Node's errors carry them): a server that is down is
+ * reported at once.
  */
 export interface Transport {
   /** Send one request; resolve once the response headers are in. */

@@ -23,6 +23,16 @@ use crate::workqueue::{
 /// single-threaded host can use, and a bound on a mistaken count.
 const MAX_WORKERS: f64 = 10_000.0;
 
+/// `WorkQueueOptions`' members.
+const WORKQUEUE_OPTIONS: &[&str] = &[
+    "name",
+    "baseDelayMs",
+    "maxDelayMs",
+    "qps",
+    "burst",
+    "timings",
+];
+
 #[wasm_bindgen(typescript_custom_section)]
 const WORKQUEUE_TS: &'static str = r#"
 /** Options for `new WorkQueue(options)`; the defaults are client-go's controller defaults. */
@@ -33,9 +43,12 @@ export interface WorkQueueOptions {
   baseDelayMs?: number | undefined;
   /** Per-item exponential backoff cap (default 1,000,000 ms = 1000 s). */
   maxDelayMs?: number | undefined;
-  /** Overall retry rate limit, tokens per second (default 10). */
+  /**
+   * Overall retry rate limit, tokens per second (default 10). As the client's `qps`: 0 keeps the default, a negative
+   * value or `Infinity` turns this limit off (the per-item backoff still applies).
+   */
   qps?: number | undefined;
-  /** Overall retry burst (default 100). */
+  /** Overall retry burst (default 100; 0 keeps the default, as the client's `burst`). */
   burst?: number | undefined;
   /** Record queue-latency and work-duration timings (default true). */
   timings?: boolean | undefined;
@@ -97,23 +110,24 @@ impl WorkQueue {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "WorkQueueOptions")] opts: JsValue,
     ) -> Result<WorkQueue, JsValue> {
+        options::known_members(&opts, WORKQUEUE_OPTIONS, "WorkQueue")?;
         let clock = real_clock();
         let name = options::string(&opts, "name")?.unwrap_or_default();
         let base = options::number(&opts, "baseDelayMs")?.unwrap_or(5.0);
         let max = options::number(&opts, "maxDelayMs")?.unwrap_or(1_000_000.0);
-        let qps = options::number(&opts, "qps")?.unwrap_or(10.0);
-        let burst = options::number(&opts, "burst")?.unwrap_or(100.0);
+        // The client's reading of `qps` and `burst`: a 0 would otherwise
+        // park every rate-limited key for good.
+        let bucket = options::token_bucket(&opts, 10.0, 100)?;
         let timings = options::prop(&opts, "timings")
             .and_then(|v| v.as_bool())
             .unwrap_or(true);
-        let limiter: SharedRateLimiter<String> = Rc::new(MaxOfRateLimiter::new(vec![
-            Rc::new(ItemExponentialRateLimiter::new(millis(base), millis(max))),
-            Rc::new(BucketRateLimiter::new(
-                clock.clone(),
-                qps,
-                burst.min(u32::MAX as f64) as u32,
-            )),
-        ]));
+        let mut limiters: Vec<SharedRateLimiter<String>> = vec![Rc::new(
+            ItemExponentialRateLimiter::new(millis(base), millis(max)),
+        )];
+        if let Some((qps, burst)) = bucket {
+            limiters.push(Rc::new(BucketRateLimiter::new(clock.clone(), qps, burst)));
+        }
+        let limiter: SharedRateLimiter<String> = Rc::new(MaxOfRateLimiter::new(limiters));
         let config = QueueConfig::new(name, clock).timings(timings);
         Ok(WorkQueue {
             queue: RateLimitingQueue::with_config(config, limiter),
@@ -223,9 +237,9 @@ impl WorkQueue {
 
     /// Shut down and resolve once every key already taken is done
     /// (client-go's `ShutDownWithDrain`); while `runWorkers` workers serve
-    /// the queue, once they have also done every key still queued. Its
-    /// workers have then exited, so a teardown can await it and release
-    /// what their reconcile uses.
+    /// the queue, once they have also done every key still queued and
+    /// exited (their pools' `running` is 0), so a teardown can await it and
+    /// release what their reconcile uses.
     #[wasm_bindgen(js_name = shutdownWithDrain, unchecked_return_type = "Promise<void>")]
     pub fn shutdown_with_drain(&self) -> Promise {
         // Shut down now; only the wait is the promise's.
@@ -269,6 +283,7 @@ impl WorkQueue {
         let reconcile: Function = reconcile
             .dyn_into()
             .map_err(|_| JsValue::from(KubeErrorInit::invalid("`reconcile` must be a function")))?;
+        options::known_members(&opts, &["onError"], "runWorkers")?;
         let on_error = options::function(&opts, "onError")?;
         let mut wo: WorkerOptions<String, JsValue> = WorkerOptions::workers(n as usize);
         wo = wo.on_error(move |key: &String, err: JsValue| match &on_error {
@@ -319,7 +334,8 @@ pub struct WorkerPoolHandle {
 
 #[wasm_bindgen]
 impl WorkerPoolHandle {
-    /// Workers still running.
+    /// Workers still running: 0 once `stop()` or the queue's
+    /// `shutdownWithDrain()` has resolved, and right after `abort()`.
     #[wasm_bindgen(getter)]
     pub fn running(&self) -> u32 {
         self.pool.running() as u32
@@ -337,8 +353,10 @@ impl WorkerPoolHandle {
     }
 
     /// Hard stop: shut the queue down, as `stop` does (later `add`s are
-    /// ignored, so a new pool needs a new queue), and cancel the workers now
-    /// (in-flight keys are still marked done).
+    /// ignored, so a new pool needs a new queue), and cancel the workers now:
+    /// `running` is 0 on return and no reconcile is called again. A
+    /// reconcile promise in flight is not awaited any more (its result is
+    /// ignored); its key is marked done a microtask later.
     pub fn abort(&self) {
         self.pool.abort();
     }

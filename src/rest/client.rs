@@ -541,7 +541,15 @@ impl Client {
                         return Ok((resp, body));
                     }
                     let retry_after = resp.retry_after_seconds();
-                    Error::from_response(resp.status, &body.into_bytes(), retry_after)
+                    let mut err =
+                        Error::from_response(resp.status, &body.into_bytes(), retry_after);
+                    // As kubectl's "(get deployments)": what was not found.
+                    if let (404, Error::Api(api), Some(what)) =
+                        (resp.status, &mut err, req.collection_context())
+                    {
+                        api.message = format!("{} ({what})", api.message);
+                    }
+                    err
                 }
                 Err(Error::Timeout { message })
                     if retries > 0 && left() == Some(Duration::ZERO) =>

@@ -49,6 +49,15 @@ pub enum Error {
         /// Which setting and why.
         message: String,
     },
+    /// The token provider failed (threw, rejected): the request was not
+    /// sent. An identity provider that is down for a moment is not a
+    /// configuration error, so this is not reported as `Invalid`; like
+    /// client-go's failing exec credential plugin it fails the request, and
+    /// an informer tries again after its backoff. Reason `Credentials`.
+    Credentials {
+        /// Which provider failed, and what it said.
+        message: String,
+    },
     /// The request could not be built (bad name, unserializable body, …).
     InvalidRequest {
         /// What is wrong with it.
@@ -353,6 +362,13 @@ impl Error {
         }
     }
 
+    /// A token provider's failure (see [`Error::Credentials`]).
+    pub fn credentials(message: impl Into<String>) -> Self {
+        Error::Credentials {
+            message: message.into(),
+        }
+    }
+
     /// An invalid-request error.
     pub fn invalid_request(message: impl Into<String>) -> Self {
         Error::InvalidRequest {
@@ -443,7 +459,8 @@ impl Error {
 
     /// What a client reports as this error's reason: the server's `reason`
     /// for an API error, else the kind of failure (`Network`, `Timeout`,
-    /// `Aborted`, `Decode`, `Invalid`, `LineTooLong`, `ResponseTooLarge`).
+    /// `Aborted`, `Decode`, `Credentials`, `Invalid`, `LineTooLong`,
+    /// `ResponseTooLarge`).
     pub fn reported_reason(&self) -> &str {
         match self {
             Error::Api(a) => &a.reason,
@@ -451,6 +468,7 @@ impl Error {
             Error::Timeout { .. } => "Timeout",
             Error::Aborted => "Aborted",
             Error::Decode { .. } => "Decode",
+            Error::Credentials { .. } => "Credentials",
             Error::InvalidConfig { .. } | Error::InvalidRequest { .. } | Error::Refused { .. } => {
                 "Invalid"
             }
@@ -589,6 +607,7 @@ impl fmt::Display for Error {
                 write!(f, "decode error: {message} (input: {excerpt:?})")
             }
             Error::InvalidConfig { message } => write!(f, "invalid config: {message}"),
+            Error::Credentials { message } => write!(f, "getting credentials: {message}"),
             Error::InvalidRequest { message } => write!(f, "invalid request: {message}"),
             Error::Refused { message } => f.write_str(message),
             Error::LineTooLong { limit } => write!(

@@ -85,7 +85,12 @@ fn classify(v: JsValue) -> Error {
             };
         }
     }
-    if get(&v, "retryable").as_bool() == Some(false) {
+    if get(&v, "reason").as_string().as_deref() == Some("Credentials") {
+        // A credential source of the transport's own (a kubeconfig's exec
+        // plugin) failed: as a `tokenProvider` that throws.
+        let msg = msg.strip_prefix("getting credentials: ").unwrap_or(&msg);
+        Error::credentials(msg)
+    } else if get(&v, "retryable").as_bool() == Some(false) {
         Error::Refused { message: msg }
     } else if code
         .as_deref()

@@ -423,6 +423,22 @@ impl Request {
         Ok(out)
     }
 
+    /// For a list or watch of a collection: the verb, resource and path
+    /// (`list deployments: GET /api/v1/deployments`), which a 404's
+    /// `Status` leaves out (the server's message names nothing when the
+    /// resource itself is unknown, as with a group left off). `None` for
+    /// requests to one object, whose `Status` names it.
+    pub fn collection_context(&self) -> Option<String> {
+        if self.method != Method::Get || self.raw_path.is_some() || self.name.is_some() {
+            return None;
+        }
+        let resource = self.resource.as_deref()?;
+        let mut path = String::new();
+        self.build_path(&mut path).ok()?;
+        let verb = if self.watch { "watch" } else { "list" };
+        Some(format!("{verb} {resource}: GET {path}"))
+    }
+
     fn build_path(&self, out: &mut String) -> Result<(), Error> {
         if self.version.is_empty() {
             return Err(Error::invalid_request("empty API version"));

@@ -509,13 +509,53 @@ const HANDSHAKE_LIMIT: Duration = Duration::from_secs(30);
 /// may take to answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Open the WebSocket of a watch, retrying failed handshakes like a fetch
-/// watch's network errors when `retry` is set.
+/// How [`open_socket`] tries again a handshake that failed with a network
+/// error (a refused upgrade, a server out of reach).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum HandshakeRetry {
+    /// Not at all: the caller retries network errors itself (a reflector,
+    /// which reports each and backs off, gets the first failed handshake as
+    /// it would a fetch watch's).
+    Never,
+    /// Once more at once (auto mode, before the watch falls back to fetch
+    /// past the budget): a handshake sent while the server was down can be
+    /// reported failed after it is back, and its fallback would then hold
+    /// one of the origin's connections; a proxy that refuses upgrades
+    /// refuses the second as well.
+    OnceAtOnce,
+    /// Up to the client's `max_retries`, after its backoff, like a fetch
+    /// watch's network errors (WebSocket forced).
+    WithBackoff,
+}
+
+impl HandshakeRetry {
+    /// The policy for a watch: `forced` when WebSocket is configured rather
+    /// than picked by the budget.
+    fn for_watch(forced: bool, req: &Request) -> Self {
+        match (forced, req.leaves_network_errors_to_caller()) {
+            (false, _) => HandshakeRetry::OnceAtOnce,
+            (true, true) => HandshakeRetry::Never,
+            (true, false) => HandshakeRetry::WithBackoff,
+        }
+    }
+
+    /// Whether a failure after `attempt` earlier retries is tried again.
+    fn again(self, attempt: u32, max_retries: u32) -> bool {
+        match self {
+            HandshakeRetry::Never => false,
+            HandshakeRetry::OnceAtOnce => attempt == 0,
+            HandshakeRetry::WithBackoff => attempt < max_retries,
+        }
+    }
+}
+
+/// Open the WebSocket of a watch, trying a failed handshake again as
+/// `retry` says.
 async fn open_socket(
     client: &Client,
     req: &Request,
     url: &str,
-    retry: bool,
+    retry: HandshakeRetry,
 ) -> Result<BodyStream, Error> {
     let cfg = client.config();
     if needs_headers(client, req) {
@@ -530,10 +570,10 @@ async fn open_socket(
              --experimental-websocket): use the fetch transport",
         ));
     }
-    // A proxy that never answers the upgrade must not hold the watch for
-    // ever, with no request timeout either: in auto mode it falls back.
     // As for a fetch watch, the request timeout bounds the handshakes and
-    // the waits between them together.
+    // the waits between them together. A proxy that never answers the
+    // upgrade must not hold the watch for ever, with no request timeout
+    // either (HANDSHAKE_LIMIT): in auto mode it falls back.
     let timeout = req.timeout_override().or(cfg.timeout);
     let clock = client.clock();
     let deadline = timeout.map(|d| clock.now() + d);
@@ -556,14 +596,16 @@ async fn open_socket(
         };
         match result {
             Ok(body) => return Ok(body),
-            Err(e @ Error::Network { .. }) if retry && attempt < cfg.max_retries => {
-                let wait = client.retry_delay(attempt);
-                // A wait that would outlast the timeout ends it now.
-                if left().is_some_and(|l| wait >= l) {
-                    return Err(e);
+            Err(e @ Error::Network { .. }) if retry.again(attempt, cfg.max_retries) => {
+                if retry == HandshakeRetry::WithBackoff {
+                    let wait = client.retry_delay(attempt);
+                    // A wait that would outlast the timeout ends it now.
+                    if left().is_some_and(|l| wait >= l) {
+                        return Err(e);
+                    }
+                    clock.sleep(wait).await;
                 }
                 attempt += 1;
-                clock.sleep(wait).await;
             }
             Err(e) => return Err(e),
         }
@@ -615,19 +657,8 @@ pub(super) async fn watch(client: &Client, req: Request) -> Result<WatchStream, 
     }
     if choice.transport == WatchTransport::WebSocket {
         let forced = choice.reason == TransportReason::Configured;
-        // A caller that retries network errors itself (a reflector, which
-        // reports each and backs off) gets the first failed handshake, as it
-        // would a fetch watch's.
-        let retry = forced && !req.leaves_network_errors_to_caller();
-        let mut opened = open_socket(client, &req, &url, retry).await;
-        // In auto mode a refused handshake is tried once more before the
-        // watch falls back to fetch past the budget: a handshake sent while
-        // the server was down can be reported failed after it is back (and
-        // its fallback would then hold one of the origin's connections), while
-        // a proxy that refuses upgrades refuses the second as well.
-        if !forced && matches!(opened, Err(Error::Network { .. })) {
-            opened = open_socket(client, &req, &url, false).await;
-        }
+        let retry = HandshakeRetry::for_watch(forced, &req);
+        let opened = open_socket(client, &req, &url, retry).await;
         match opened {
             Ok(body) => {
                 let count = SocketCount::open();

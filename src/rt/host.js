@@ -74,12 +74,13 @@ export function idleSleep(ms, cancel) {
 // `f(true)` when the global scope says the network is back (`online`) and
 // `f(false)` when it is gone (`offline`), where there is such a word: a page's
 // window and every kind of worker have `navigator.onLine`; Node, Deno, Bun
-// and workerd do not, and get neither listener nor timer. Returns whether it
-// listens.
+// and workerd do not, and get neither listener nor timer. Returns `false`
+// where it does not listen, else `watch(on)`, which the module calls with
+// `true` when an informer starts needing the word and `false` when none does.
 //
 // Chromium updates `navigator.onLine` in workers (dedicated and shared) but
-// fires no events there, so a worker also looks at it once a second and
-// tells each change the events did not.
+// fires no events there, so a worker also looks at it once a second while
+// watched, and tells each change the events did not.
 const POLL_MS = 1000;
 
 export function onNetworkChange(f) {
@@ -93,9 +94,17 @@ export function onNetworkChange(f) {
     };
     g.addEventListener('online', () => tell(true));
     g.addEventListener('offline', () => tell(false));
-    if (typeof g.WorkerGlobalScope === 'function' && g instanceof g.WorkerGlobalScope) {
+    if (!(typeof g.WorkerGlobalScope === 'function' && g instanceof g.WorkerGlobalScope)) return () => {};
+    let timer;
+    return (on) => {
+      if (!on) {
+        if (timer !== undefined) g.clearInterval(timer);
+        timer = undefined;
+        return;
+      }
+      if (timer !== undefined) return;
       try {
-        const t = g.setInterval(() => {
+        timer = g.setInterval(() => {
           let now;
           try {
             now = g.navigator.onLine;
@@ -105,12 +114,11 @@ export function onNetworkChange(f) {
           if (typeof now === 'boolean' && now !== last) tell(now);
         }, POLL_MS);
         // Housekeeping only: never what keeps a host running.
-        if (typeof t === 'object' && typeof t?.unref === 'function') t.unref();
+        if (typeof timer === 'object' && typeof timer?.unref === 'function') timer.unref();
       } catch {
         // A host that allows no timer here: the events alone.
       }
-    }
-    return true;
+    };
   } catch {
     // A `navigator` whose getters throw: no word to follow.
     return false;

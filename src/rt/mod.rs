@@ -36,7 +36,7 @@ pub use clock::{real_clock, Clock, SharedClock, Sleep};
 #[cfg(not(target_arch = "wasm32"))]
 pub use exec::block_on;
 pub use exec::{spawn_local, yield_now, TaskHandle};
-pub use network::{host_network, NetworkEvents, NetworkMark, Online};
+pub use network::{host_network, Listening, NetworkEvents, NetworkMark, Online};
 pub use time::Instant;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -1,13 +1,14 @@
 //! The host's word on its network: a browser's `online` and `offline`
 //! events, and in workers (where Chromium fires none) the changes of
-//! `navigator.onLine`, looked at once a second. Informers
+//! `navigator.onLine`, looked at once a second while something
+//! [listens](NetworkEvents::listen) (a running reflector). Informers
 //! use them to retry at once when the network comes back instead of waiting
 //! out a backoff an outage grew, and to re-open a watch that was open while
 //! the network was gone (it may have died without a word: a laptop that
 //! slept, a network that changed). Hosts without such events (Node, Deno,
 //! Bun, workerd) never fire them, and nothing changes there.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -24,6 +25,50 @@ use std::task::{Context, Poll, Waker};
 #[derive(Clone, Default)]
 pub struct NetworkEvents {
     inner: Rc<RefCell<Inner>>,
+    demand: Rc<Demand>,
+}
+
+/// What the host is told when the first listener comes (`true`) and the
+/// last goes (`false`).
+type DemandHook = Rc<dyn Fn(bool)>;
+
+/// Who needs the host to watch its network, and how to tell it: a worker's
+/// host looks at `navigator.onLine` on a timer, which should run only while
+/// an informer runs, not for the rest of the module's life.
+#[derive(Default)]
+struct Demand {
+    /// [`Listening`] guards alive.
+    listeners: Cell<usize>,
+    /// Told `true` when the first listener comes, `false` when the last goes.
+    hook: RefCell<Option<DemandHook>>,
+}
+
+impl Demand {
+    fn tell(&self, on: bool) {
+        // Cloned out, so a hook that listens or drops a guard cannot meet a borrow.
+        let hook = self.hook.borrow().clone();
+        if let Some(hook) = hook {
+            hook(on);
+        }
+    }
+}
+
+/// Held by whoever needs the network's events as they happen (a running
+/// reflector): while one is alive, the host keeps watching its network.
+/// Dropping the last one lets the host stop.
+#[must_use = "the host watches its network only while this is held"]
+pub struct Listening {
+    demand: Rc<Demand>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let n = self.demand.listeners.get().saturating_sub(1);
+        self.demand.listeners.set(n);
+        if n == 0 {
+            self.demand.tell(false);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -52,6 +97,7 @@ impl std::fmt::Debug for NetworkEvents {
         f.debug_struct("NetworkEvents")
             .field("events", &i.seq)
             .field("waiters", &i.waiters.len())
+            .field("listeners", &self.demand.listeners.get())
             .finish()
     }
 }
@@ -60,6 +106,36 @@ impl NetworkEvents {
     /// A source that only its holders feed.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keep the host watching its network while the guard is held: the
+    /// first one starts a worker's look at `navigator.onLine`, dropping the
+    /// last stops it (events the host fires by itself come regardless).
+    pub fn listen(&self) -> Listening {
+        let n = self.demand.listeners.get().saturating_add(1);
+        self.demand.listeners.set(n);
+        if n == 1 {
+            self.demand.tell(true);
+        }
+        Listening {
+            demand: self.demand.clone(),
+        }
+    }
+
+    /// Call `hook(true)` when the first [`Listening`] guard is taken and
+    /// `hook(false)` when the last is dropped (at once with `true` if one is
+    /// held now): how the host learns when to watch its network.
+    pub fn on_demand(&self, hook: impl Fn(bool) + 'static) {
+        *self.demand.hook.borrow_mut() = Some(Rc::new(hook));
+        if self.demand.listeners.get() > 0 {
+            self.demand.tell(true);
+        }
+    }
+
+    /// [`Listening`] guards alive.
+    #[cfg(all(test, not(target_arch = "wasm32")))]
+    pub(crate) fn listeners(&self) -> usize {
+        self.demand.listeners.get()
     }
 
     /// The host reported the network gone (`offline`).
@@ -178,9 +254,10 @@ impl Drop for Online {
 }
 
 /// The module's network events, fed by the host's `online` and `offline`
-/// events where it has them (one listener each on the global scope, and in
-/// a worker one timer that reads `navigator.onLine`, added at the first
-/// call); elsewhere a source that never fires.
+/// events where it has them (one listener each on the global scope, added
+/// at the first call, and in a worker one timer that reads
+/// `navigator.onLine` while something [listens](NetworkEvents::listen));
+/// elsewhere a source that never fires.
 pub fn host_network() -> NetworkEvents {
     thread_local! {
         static HOST: RefCell<Option<NetworkEvents>> = const { RefCell::new(None) };
@@ -201,7 +278,7 @@ mod platform {
     #[wasm_bindgen(module = "/src/rt/host.js")]
     extern "C" {
         #[wasm_bindgen(js_name = onNetworkChange)]
-        fn on_network_change(f: &Closure<dyn Fn(bool)>) -> bool;
+        fn on_network_change(f: &Closure<dyn Fn(bool)>) -> JsValue;
     }
 
     pub fn listen(events: NetworkEvents) -> NetworkEvents {
@@ -214,9 +291,14 @@ mod platform {
             }
         });
         // Listened to for the module's life; where the host has no such
-        // events the closure is simply freed.
-        if on_network_change(&f) {
+        // events the closure is simply freed. The host answers with what
+        // starts and stops its look at the network.
+        let watch = on_network_change(&f);
+        if let Ok(watch) = watch.dyn_into::<js_sys::Function>() {
             f.forget();
+            events.on_demand(move |on| {
+                let _ = watch.call1(&JsValue::NULL, &JsValue::from_bool(on));
+            });
         }
         events
     }
@@ -271,6 +353,32 @@ mod tests {
             !net.back_online_since(net.mark()),
             "nothing since the last online"
         );
+    }
+
+    #[test]
+    fn the_host_watches_from_the_first_listener_to_the_last_and_again_later() {
+        let net = NetworkEvents::new();
+        let told: Rc<RefCell<Vec<bool>>> = Rc::default();
+        let t = told.clone();
+        net.on_demand(move |on| t.borrow_mut().push(on));
+        assert!(told.borrow().is_empty(), "nobody listens yet");
+        let a = net.listen();
+        let b = net.clone().listen();
+        assert_eq!(*told.borrow(), [true], "started once, at the first");
+        drop(a);
+        assert_eq!(*told.borrow(), [true], "one still listens");
+        drop(b);
+        assert_eq!(*told.borrow(), [true, false], "stopped at the last");
+        let c = net.listen();
+        assert_eq!(*told.borrow(), [true, false, true], "started again");
+        // A hook set while someone listens starts at once.
+        let late: Rc<RefCell<Vec<bool>>> = Rc::default();
+        let l = late.clone();
+        net.on_demand(move |on| l.borrow_mut().push(on));
+        assert_eq!(*late.borrow(), [true]);
+        drop(c);
+        assert_eq!(*late.borrow(), [true, false]);
+        assert_eq!(net.listeners(), 0);
     }
 
     #[test]

@@ -385,8 +385,8 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
     /// Shut down, then wait until every item handed out by `get` is `done`
     /// (including dirty items re-queued and handed out again). While workers
     /// of [`run_workers`](super::run_workers) serve the queue, also until
-    /// nothing is queued: they take every item before they exit, so once the
-    /// drain returns none of them runs again. Items waiting for a `get` that
+    /// they have taken every queued item and exited, so once the drain
+    /// returns none of them runs again and none is counted as running. Items waiting for a `get` that
     /// nobody calls are not waited for (WQ-05). The queue shuts
     /// down at the call, as client-go's does before it waits: an `add` right
     /// after it is ignored even before the returned future is first polled.
@@ -408,9 +408,10 @@ impl<T: Hash + Eq + Clone + 'static> Queue<T> {
                 {
                     let st = shared.state.borrow();
                     // With workers running, what is queued is theirs too:
-                    // they take it before they exit.
-                    if !st.drain || (st.processing == 0 && (st.order.is_empty() || st.takers == 0))
-                    {
+                    // they take it before they exit, and the drain ends
+                    // when the last of them has (a worker that finished its
+                    // last item has yet to see the shutdown).
+                    if !st.drain || (st.processing == 0 && st.takers == 0) {
                         return;
                     }
                 }

@@ -144,7 +144,9 @@ impl<T: Hash + Eq + Clone + 'static> WorkerPool<T> {
         &self.queue
     }
 
-    /// Number of worker tasks still running.
+    /// Number of worker tasks still running: 0 once the queue's drain (or
+    /// [`stop`](Self::stop)) has returned, and at once after
+    /// [`abort`](Self::abort).
     pub fn running(&self) -> usize {
         self.shared.running.get()
     }
@@ -169,12 +171,17 @@ impl<T: Hash + Eq + Clone + 'static> WorkerPool<T> {
     }
 
     /// Hard stop: shut the queue down and cancel the workers at their current
-    /// await point (in-flight items are still marked done).
+    /// await point (in-flight items are still marked done). The workers count
+    /// as exited at once: a cancelled task is dropped, and its in-flight item
+    /// marked done, when the executor next polls it, but none of them runs
+    /// user code again.
     pub fn abort(&self) {
         self.queue.shut_down();
         for t in self.shared.tasks.borrow().iter() {
             t.abort();
         }
+        self.shared.running.set(0);
+        self.shared.exited.notify_waiters();
     }
 }
 

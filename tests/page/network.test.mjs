@@ -195,3 +195,73 @@ test("a SharedWorker's watch open across offline and online is opened again too 
     proxy.stop();
   }
 });
+
+test("a worker reads navigator.onLine only while an informer runs: not before, not after the last stopped, again when one starts", async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${sim.url}/version`);
+    const reads = await page.evaluate(async () => {
+      // A module worker that counts its reads of navigator.onLine.
+      const code = `
+        let reads = 0;
+        const own = Object.getOwnPropertyDescriptor(WorkerNavigator.prototype, 'onLine');
+        Object.defineProperty(navigator, 'onLine', { configurable: true, get() { reads += 1; return own.get.call(navigator); } });
+        const m = await import(${JSON.stringify(`${location.origin}/plain/pkg/web/index.js`)});
+        await m.default();
+        let factory;
+        onmessage = async (e) => {
+          try {
+            if (e.data === 'start') {
+              factory = new m.InformerFactory(new m.KubeClient({ server: location.origin }));
+              const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+              factory.start();
+              await inf.waitForSync();
+            }
+            if (e.data === 'stop') factory.shutdown();
+            postMessage({ reads });
+          } catch (err) {
+            postMessage({ error: String(err) });
+          }
+        };
+        postMessage({ reads });`;
+      const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+      const worker = new Worker(url, { type: 'module' });
+      const next = () => new Promise((resolve, reject) => {
+        worker.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data.reads));
+        worker.onerror = (e) => reject(new Error(e.message || 'the worker failed'));
+      });
+      const ask = (what) => {
+        const answer = next();
+        worker.postMessage(what);
+        return answer;
+      };
+      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+      const seen = { loaded: await next() };
+      await sleep(2500);
+      seen.idle = await ask('read');
+      await ask('start');
+      seen.started = await ask('read');
+      await sleep(3500);
+      seen.running = await ask('read');
+      await ask('stop');
+      await sleep(200);
+      seen.stopped = await ask('read');
+      await sleep(3000);
+      seen.stoppedLater = await ask('read');
+      await ask('start');
+      await sleep(3500);
+      seen.restarted = await ask('read');
+      await ask('stop');
+      worker.terminate();
+      URL.revokeObjectURL(url);
+      return seen;
+    });
+    const shown = JSON.stringify(reads);
+    assert.equal(reads.idle, reads.loaded, `no look while no informer runs: ${shown}`);
+    assert.ok(reads.running - reads.started >= 3, `about one look a second while one runs: ${shown}`);
+    assert.equal(reads.stoppedLater, reads.stopped, `none after the last stopped: ${shown}`);
+    assert.ok(reads.restarted - reads.stoppedLater >= 3, `looks again once one starts: ${shown}`);
+  } finally {
+    await page.close();
+  }
+});

@@ -1171,6 +1171,29 @@ fn assert_next_retry_in(r: &Rig, secs: f64) {
     assert!((at - want).abs() < 1.0, "next retry at {at}, want {want}");
 }
 
+/// A worker's host looks at its network only while a reflector runs: the
+/// reflector listens from its start to its end, backing off or watching.
+#[test]
+fn a_reflector_listens_to_the_network_while_it_runs_and_not_after() {
+    let mut r = Rig::new(Rig::opts());
+    assert_eq!(r.net.listeners(), 0, "not before it runs");
+    r.lw.push_watch_error(Error::network("Failed to fetch"));
+    r.start();
+    assert_eq!(r.status().phase, Phase::Backoff);
+    assert_eq!(r.net.listeners(), 1, "backing off");
+    r.advance(1.0);
+    assert_eq!(r.status().phase, Phase::Watching);
+    assert_eq!(r.net.listeners(), 1, "watching");
+    if let Some(t) = r.task.take() {
+        t.abort();
+    }
+    r.settle();
+    assert_eq!(r.net.listeners(), 0, "stopped");
+    r.task = Some(spawn_local(r.reflector.clone().resume()));
+    r.settle();
+    assert_eq!(r.net.listeners(), 1, "resumed");
+}
+
 #[test]
 fn rl_25_online_ends_a_watch_backoff_at_once_and_restarts_its_steps() {
     let mut r = Rig::new(slow_backoff());

@@ -204,8 +204,27 @@ impl KubeObject {
     /// contents, a number's or boolean's literal, an object's or array's
     /// JSON; `None` when absent or `null`. What field selectors compare.
     pub fn field_text(&self, path: &str) -> Option<String> {
-        let segments: Vec<&str> = path.split('.').collect();
-        let v = scan::find_path(&self.0.raw, &segments)?;
+        self.field_value(path).map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`field_text`](KubeObject::field_text), borrowed from the bytes
+    /// unless the string has escapes to decode.
+    pub fn field_value(&self, path: &str) -> Option<std::borrow::Cow<'_, str>> {
+        use std::borrow::Cow;
+        let (first, rest) = match path.split_once('.') {
+            Some((first, rest)) => (first, Some(rest)),
+            None => (path, None),
+        };
+        // The first step through the top-level layout the scanner recorded:
+        // a path into `status` does not scan `spec` (most of a pod's bytes).
+        let top = match self.top_level(first) {
+            Some(found) => found?,
+            None => scan::find_path(&self.0.raw, &[first])?,
+        };
+        let v = match rest {
+            Some(rest) => scan::find_path(top, &rest.split('.').collect::<Vec<_>>())?,
+            None => top,
+        };
         match v.first() {
             Some(b'"') => {
                 let inner = v.get(1..v.len().saturating_sub(1)).unwrap_or_default();
@@ -213,11 +232,32 @@ impl KubeObject {
                     bytes: inner,
                     escaped: inner.contains(&b'\\'),
                 };
-                span.to_str().ok().map(String::from)
+                span.to_cow().ok()
             }
             Some(b'n') => None,
-            _ => std::str::from_utf8(v).ok().map(str::to_owned),
+            _ => std::str::from_utf8(v).ok().map(Cow::Borrowed),
         }
+    }
+
+    /// The value of top-level member `key` by the layout (the last one of a
+    /// repeated key, as a JSON parser keeps): `Some(None)` when absent,
+    /// `None` when the layout cannot tell (none recorded, or an escaped key).
+    fn top_level(&self, key: &str) -> Option<Option<&[u8]>> {
+        let layout = &self.0.spans.layout;
+        if layout.is_empty() {
+            return None;
+        }
+        let mut found = None;
+        for i in 0..layout.len() / 4 {
+            let (k, v) = surgery::layout_member(&self.0.raw, layout, i)?;
+            if k.contains('\\') {
+                return None;
+            }
+            if k == key {
+                found = Some(v.as_bytes());
+            }
+        }
+        Some(found)
     }
 
     /// Decode into a `serde_json::Value`.
@@ -453,5 +493,22 @@ mod tests {
         );
         assert_eq!(o.field_text("metadata.name").as_deref(), Some("a"));
         assert_eq!(o.field_text(""), None);
+        assert_eq!(
+            o.field_text("status").as_deref(),
+            Some(r#"{"phase":"Running","phase":"Failed"}"#)
+        );
+        assert!(matches!(
+            o.field_value("status.phase"),
+            Some(std::borrow::Cow::Borrowed("Failed"))
+        ));
+        // A repeated top-level member: the last one, as by a full scan; an
+        // escaped key is read by the scan.
+        let o = KubeObject::from_json(
+            br#"{"metadata":{"name":"a"},"status":{"phase":"A"},"st\u0061tus":{"phase":"B"},"spec":{},"status":{"phase":"C"}}"#,
+        )
+        .expect("valid");
+        assert_eq!(o.field_text("status.phase").as_deref(), Some("C"));
+        assert_eq!(o.field_text("spec.phase"), None);
+        assert_eq!(o.field_text("nothing.here"), None);
     }
 }

@@ -381,14 +381,14 @@ fn token_provider_is_called_per_request() {
         r.url,
         "https://k8s.example/prefix/api/v1/namespaces/ns/pods/a"
     );
-    // A failing provider fails the request without sending it.
+    // A failing provider fails the request without sending it, with its error.
     let (c, t, _clock) = setup(
-        config().token_provider(|| async { Err::<String, _>(Error::invalid_config("no token")) }),
+        config().token_provider(|| async { Err::<String, _>(Error::credentials("no token")) }),
     );
     let r = start(get_pod(&c));
     assert!(matches!(
         r.borrow_mut().take().expect("done"),
-        Err(Error::InvalidConfig { .. })
+        Err(Error::Credentials { .. })
     ));
     assert_eq!(t.request_count(), 0);
 }
@@ -823,4 +823,60 @@ fn unreachable_codes() {
     for code in ["ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_SOCKET", ""] {
         assert!(!crate::rest::is_unreachable_code(code), "{code}");
     }
+}
+
+/// A 404 to a list or watch says what was not found (kubectl's "(get
+/// deployments)"): the server's message alone names nothing when the
+/// resource is unknown, as for `deployments` with its group left off. A 404
+/// for one object keeps the server's message, which names it.
+#[test]
+fn a_404_to_a_list_or_watch_names_the_resource_and_path() {
+    let (c, t, _clock) = setup(config());
+    let unknown = "the server could not find the requested resource";
+    t.push(FakeResponse::status(404, "NotFound", unknown));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.send_list(
+            &Request::get()
+                .resource("deployments")
+                .list_params(&ListParams {
+                    limit: Some(500),
+                    ..Default::default()
+                }),
+        )
+        .await
+        .map(|_| ())
+    });
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert!(e.is_not_found(), "{e:?}");
+    assert_eq!(
+        e.api().expect("api").message,
+        format!("{unknown} (list deployments: GET /api/v1/deployments)")
+    );
+    t.push(FakeResponse::status(404, "NotFound", unknown));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.watch(
+            &Request::get()
+                .group_version("apps", "v1")
+                .namespace("ns")
+                .resource("deploymentz")
+                .watch_params(&WatchParams::default()),
+        )
+        .await
+        .map(|_| ())
+    });
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert_eq!(
+        e.api().expect("api").message,
+        format!("{unknown} (watch deploymentz: GET /apis/apps/v1/namespaces/ns/deploymentz)")
+    );
+    t.push(FakeResponse::status(
+        404,
+        "NotFound",
+        "pods \"a\" not found",
+    ));
+    let r = start(get_pod(&c));
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert_eq!(e.api().expect("api").message, "pods \"a\" not found");
 }

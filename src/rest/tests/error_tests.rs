@@ -164,3 +164,16 @@ fn a_network_error_says_so_once() {
     // Chromium's message for a failed body read already says it.
     assert_eq!(Error::network("network error").to_string(), "network error");
 }
+
+/// A token provider that failed is not a bad config: its own reason and a
+/// message that says credentials were being fetched, with the cause.
+#[test]
+fn a_failing_token_provider_is_a_credentials_error_not_an_invalid_config() {
+    let e = Error::credentials("tokenProvider threw: idp unavailable");
+    assert_eq!(e.reported_reason(), "Credentials");
+    assert_eq!(
+        e.to_string(),
+        "getting credentials: tokenProvider threw: idp unavailable"
+    );
+    assert_eq!(e.code(), None);
+}

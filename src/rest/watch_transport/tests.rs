@@ -516,6 +516,29 @@ fn a_handshake_refused_once_is_tried_again_before_fetch_takes_a_connection_past_
 }
 
 #[test]
+fn auto_mode_tries_a_refused_handshake_again_at_once_for_a_caller_that_retries_itself_too() {
+    // A reflector past the budget: the second handshake is not a retry of
+    // the caller's but what keeps fetch from taking a connection.
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 0;
+    cfg.max_retries = 5;
+    let (c, _clock) = client(&host, cfg);
+    host.handshakes
+        .borrow_mut()
+        .push_back(handshake_error("ws://k8s.example:8001/api/v1/pods"));
+    let c2 = c.clone();
+    let r = start(async move { c2.watch(&pods().network_errors_to_caller()).await });
+    let s = r.borrow_mut().take().expect("opened with no wait");
+    let s = s.expect("the second handshake opens");
+    assert_eq!(
+        transport(&s),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+    assert_eq!(host.opened.borrow().len(), 2);
+}
+
+#[test]
 fn forced_websocket_retries_failed_handshakes_with_backoff() {
     let host = Host::browser();
     let mut cfg = config(WatchTransportMode::WebSocket);

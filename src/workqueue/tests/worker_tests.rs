@@ -254,6 +254,40 @@ fn a_drain_while_workers_run_waits_until_they_have_taken_every_queued_item() {
 }
 
 #[test]
+fn a_drain_returns_once_its_workers_have_exited() {
+    // Two workers, three items: the worker that reconciles the last one is
+    // still inside `get` when that item is done; the drain waits for it.
+    let clock = FakeClock::new();
+    let q = RateLimitingQueue::with_default_limiter(clock.shared());
+    let shared_clock = clock.shared();
+    let pool = run_workers(
+        q.clone(),
+        WorkerOptions::<&str, ()>::workers(2),
+        move |_item: &str| {
+            let clock = shared_clock.clone();
+            async move {
+                clock.sleep(ms(20)).await;
+                Ok(Reconciled::Done)
+            }
+        },
+    );
+    for k in ["a", "b", "c"] {
+        q.add(k);
+    }
+    step(&clock, ms(5));
+    let running_at_drain = Rc::new(Cell::new(None::<usize>));
+    let (qd, seen, p) = (q.clone(), running_at_drain.clone(), pool.clone());
+    spawn_local(async move {
+        qd.queue().shut_down_with_drain().await;
+        seen.set(Some(p.running()));
+    });
+    for _ in 0..10 {
+        step(&clock, ms(5));
+    }
+    assert_eq!(running_at_drain.get(), Some(0));
+}
+
+#[test]
 fn workers_abort_still_marks_in_flight_done() {
     let clock = FakeClock::new();
     let q = RateLimitingQueue::with_default_limiter(clock.shared());
@@ -270,6 +304,7 @@ fn workers_abort_still_marks_in_flight_done() {
     run_until_stalled();
     assert_eq!(q.processing(), 2);
     pool.abort();
+    assert_eq!(pool.running(), 0, "aborted workers count as exited at once");
     run_until_stalled();
     assert_eq!(
         q.processing(),

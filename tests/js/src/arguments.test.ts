@@ -85,8 +85,9 @@ test('every string argument refuses other types with KubeError Invalid, and the 
     assert.equal(await queue.get(), 'k');
     queue.done('k');
     assert.equal(queue.numRequeues('k'), 0);
-    // An absent namespace is still fine where one is optional.
-    assert.equal(lister.get(name, null), undefined, 'a namespaced pod is not found without its namespace');
+    // An absent namespace is no wrong type: for a namespaced pod in an
+    // informer of every namespace it is the client's `Invalid` "needs a namespace".
+    assert.throws(() => lister.get(name, null), (e: unknown) => invalid('lister.get(name, null)')(e) && /needs a namespace/.test((e as Error).message));
   } finally {
     factory.shutdown();
   }
@@ -147,7 +148,8 @@ test('whatever a callback throws becomes the text of a KubeError, and the module
       const c = new KubeClient({ server, tokenProvider });
       const err: unknown = await c.resource({ version: 'v1', resource: 'pods' }).list({}).catch((e: unknown) => e);
       assert.ok(err instanceof KubeError, `${String(thrown)}: ${String(err)}`);
-      assert.match(err.message, /tokenProvider (threw|rejected): /);
+      assert.match(err.message, /^getting credentials: tokenProvider (threw|rejected): /);
+      assert.equal(err.reason, 'Credentials', err.message);
       if (thrown !== undefined && typeof thrown !== 'object') assert.ok(err.message.includes(String(thrown)), err.message);
     }
   }
@@ -174,6 +176,35 @@ test('whatever a callback throws becomes the text of a KubeError, and the module
     await sim('/sim/seed', { namespaces: 3, pods: 30, seed: 1 });
   }
   assert.equal(new WorkQueue().len, 0, 'the module still works');
+});
+
+test('a tokenProvider that fails is a Credentials error, not a bad config, and an informer retries it under its backoff', async () => {
+  let calls = 0;
+  const client = new KubeClient({
+    server,
+    tokenProvider: async () => {
+      calls += 1;
+      if (calls <= 2) throw new Error('identity provider unavailable');
+      return token ?? '';
+    },
+  });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods', backoff: { initialMs: 50, capMs: 100 } });
+    const errors: KubeError[] = [];
+    pods.on('error', (e) => errors.push(e as KubeError));
+    factory.start();
+    await pods.waitForSync();
+    assert.equal(errors.length, 2, errors.map((e) => e.message).join('; '));
+    for (const e of errors) {
+      assert.equal(e.reason, 'Credentials', e.message);
+      assert.equal(e.code, 0);
+      assert.equal(e.message, 'getting credentials: tokenProvider rejected: identity provider unavailable');
+    }
+    assert.ok(pods.status.cached > 0, 'listed once the provider answered');
+  } finally {
+    factory.shutdown();
+  }
 });
 
 test('free() twice does nothing; a freed object refuses use with KubeError Invalid, and the module keeps working', async () => {

@@ -466,6 +466,40 @@ test('a request that never reached a server shows in status.lastError with the r
   }
 });
 
+test('with no error listener, a failing list or watch warns on the console once until the informer watches again', async () => {
+  const warned: unknown[][] = [];
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => void warned.push(args);
+  const factory = new InformerFactory(client);
+  try {
+    await sim('/sim/faults', { status500: { count: 3 } });
+    const pods = factory.informer({ version: 'v1', resource: 'pods', namespace: 'default' });
+    // The same failures with a listener: told to it, not to the console.
+    const heard: unknown[] = [];
+    const services = factory.informer({ version: 'v1', resource: 'services', namespace: 'default' });
+    services.on('error', (e) => void heard.push(e));
+    factory.start();
+    assert.ok(await factory.waitForSync());
+    assert.ok(pods.status.lastError !== undefined && heard.length > 0, 'both informers failed before they synced');
+    const mine = warned.filter((w) => String(w[0]).includes('v1/pods in "default"'));
+    assert.equal(mine.length, 1, `one warning for the pods informer: ${JSON.stringify(warned.map((w) => String(w[0])))}`);
+    assert.ok(mine[0]![1] instanceof KubeError && mine[0]![1].code === 500, String(mine[0]![1]));
+    assert.equal(warned.filter((w) => String(w[0]).includes('services')).length, 0, 'an informer with an error listener does not warn');
+    // Once it has watched, a new failure warns again: the watches are
+    // dropped and their next requests refused.
+    await until(() => pods.status.phase === 'watching' && services.status.phase === 'watching');
+    await sim('/sim/faults', { status500: { count: 4 } });
+    await sim('/sim/drop-watches', {});
+    const pending = () => warned.filter((w) => String(w[0]).includes('v1/pods in "default"')).length;
+    await until(() => pending() === 2);
+    assert.equal(warned.filter((w) => String(w[0]).includes('services')).length, 0);
+  } finally {
+    factory.shutdown();
+    console.warn = warn;
+    await sim('/sim/faults/clear', {});
+  }
+});
+
 test('a server that answers the list with 429 and Retry-After shows in status and error listeners while the informer waits', async () => {
   await sim('/sim/faults', { status429: { count: 2, retryAfterSeconds: 1 } });
   const factory = new InformerFactory(client);
@@ -511,6 +545,38 @@ test('waitForSync resolves true once synced, and false when the informers stop f
   never.shutdown();
   assert.equal(await fromFactory, false);
   assert.equal(await fromInformer, false);
+});
+
+test("a lister's field selectors select what the server's do, a metadata.namespace= one through the namespace index", async () => {
+  await sim('/sim/seed', { namespaces: 3, pods: 90, seed: 8 });
+  const factory = new InformerFactory(client);
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    factory.start();
+    assert.ok(await pods.waitForSync());
+    const api = client.resource({ version: 'v1', resource: 'pods' });
+    const names = (objs: readonly KubeObject[]) => objs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    const [first] = pods.lister().list({});
+    const ns = first!.metadata.namespace!;
+    for (const fieldSelector of [
+      'status.phase=Running',
+      'status.phase!=Running',
+      `metadata.namespace=${ns}`,
+      `metadata.namespace=${ns},status.phase=Running`,
+      `metadata.namespace!=${ns}`,
+      `metadata.name=${first!.metadata.name}`,
+      `spec.nodeName=${(first as KubeObject & { spec: { nodeName?: string } }).spec.nodeName ?? ''}`,
+    ]) {
+      const fromServer = (await api.list({ fieldSelector })).items;
+      assert.deepEqual(names(pods.lister().list({ fieldSelector })), names(fromServer), fieldSelector);
+      assert.deepEqual(names(pods.scoped({ fieldSelector }).getSnapshot()), names(fromServer), `scoped ${fieldSelector}`);
+    }
+    // A namespace from the filter and another from the selector: nothing.
+    const other = pods.lister().list({}).find((o) => o.metadata.namespace !== ns)!.metadata.namespace!;
+    assert.deepEqual(pods.lister().list({ namespace: other, fieldSelector: `metadata.namespace=${ns}` }), []);
+  } finally {
+    factory.shutdown();
+  }
 });
 
 test('an index function may return undefined, null or one string; indexValues lists what an index holds', async () => {

@@ -333,11 +333,12 @@ users:
   assert.equal((await listPods(opts)).length, 3);
 });
 
-test('errors are KubeError Invalid: a failing plugin (not retried), unknown context, no file, unsupported settings and YAML', async () => {
+test('errors: a failing plugin is Credentials (not retried by the request); unknown context, no file, unsupported settings and YAML are Invalid', async () => {
   const { path, state } = execConfig('exec-fail', 'fail', 0, proxy.url);
   const t0 = Date.now();
   await assert.rejects(new KubeClient(await loadKubeconfig({ paths: [path] })).resource({ version: 'v1', resource: 'pods' }).list({}), (e: unknown) => {
-    assert.ok(e instanceof KubeError && e.reason === 'Invalid', String(e));
+    assert.ok(e instanceof KubeError && e.reason === 'Credentials', String(e));
+    assert.match(e.message, /^getting credentials: exec credential plugin /);
     // The exit status, then the plugin's stderr once.
     assert.match(e.message, /exited with code 3: no credentials for you/);
     assert.equal(e.message.split('no credentials for you').length, 2, e.message);

@@ -110,10 +110,34 @@ test('the lister takes (name, namespace?) like the client', async () => {
     await factory.waitForSync();
     const p = pods.lister().list({})[0]!;
     assert.equal(pods.lister().get(p.metadata.name, p.metadata.namespace)?.metadata.uid, p.metadata.uid);
-    assert.equal(pods.lister().get(p.metadata.name), undefined, 'a namespaced object needs its namespace');
+    assert.throws(
+      () => pods.lister().get(p.metadata.name),
+      (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /pods is namespaced: get .* needs a namespace/.test(e.message),
+      'a namespaced object needs its namespace when the informer watches every namespace, as ResourceClient.get does',
+    );
     assert.equal(pods.lister().get(p.metadata.namespace!, p.metadata.name), undefined, 'the reverse order finds nothing');
     const n = nodes.lister().list({})[0]!;
     assert.equal(nodes.lister().get(n.metadata.name)?.metadata.name, n.metadata.name);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test("a lister's get without a namespace looks in the informer's one namespace; list and byIndex keep their scope", async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const p = (await client.resource({ version: 'v1', resource: 'pods' }).list({ limit: 1 })).items[0]!;
+    const ns = p.metadata.namespace!;
+    const inNs = factory.informer({ version: 'v1', resource: 'pods', namespace: ns });
+    factory.start();
+    await factory.waitForSync();
+    const lister = inNs.lister();
+    assert.equal(lister.get(p.metadata.name)?.metadata.uid, p.metadata.uid, 'the informer is scoped to one namespace');
+    assert.equal(lister.get(p.metadata.name, ns)?.metadata.uid, p.metadata.uid);
+    assert.equal(lister.get(p.metadata.name, 'elsewhere'), undefined, 'another namespace is not cached here');
+    assert.ok(lister.list({}).every((o) => o.metadata.namespace === ns));
+    assert.equal(lister.list({ namespace: 'elsewhere' }).length, 0);
+    assert.equal(lister.byIndex('namespace', ns).length, lister.list({}).length);
   } finally {
     factory.shutdown();
   }
@@ -152,6 +176,50 @@ test('asking again for a scope with other cache options is an OptionsConflict er
     factory.informer({ ...other, ...spelled });
     assert.doesNotThrow(() => factory.informer(other));
     assert.throws(() => factory.informer({ ...other, maxBacklog: 1023 }), (e: unknown) => e instanceof KubeError && e.reason === 'OptionsConflict' && e.message.includes('`maxBacklog`'));
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('an index name given another function is an OptionsConflict ("indexer conflict") through addIndexer and the factory alike', async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const byName = (o: KubeObject) => [o.metadata.name];
+    const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'kube-public' });
+    inf.addIndexer('byName', byName);
+    assert.doesNotThrow(() => inf.addIndexer('byName', byName), 'the same function again is the index there');
+    const conflict = (e: unknown) => e instanceof KubeError && e.reason === 'OptionsConflict' && /indexer conflict/.test(e.message) && /byName/.test(e.message);
+    assert.throws(() => inf.addIndexer('byName', (o: KubeObject) => [o.metadata.name]), conflict);
+    const viaFactory = (e: unknown) => e instanceof KubeError && e.reason === 'OptionsConflict' && /indexer conflict/.test(e.message);
+    assert.throws(
+      () => factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'kube-public', indexers: { byName: (o: KubeObject) => [o.metadata.uid ?? ''] } }),
+      viaFactory,
+    );
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('a 404 to a list or watch names the resource and path; a built-in kind in another group names the group', async () => {
+  // `deployments` with the group left off: the server's message names nothing.
+  const wrong = client.resource({ version: 'v1', resource: 'deployments' });
+  const e = await wrong.list({}).then(
+    () => assert.fail('listed'),
+    (e: unknown) => e as KubeError,
+  );
+  assert.equal(e.code, 404);
+  assert.match(e.message, /\(list deployments: GET \/api\/v1\/deployments\)$/);
+  const factory = new InformerFactory(client);
+  try {
+    const inf = factory.informer({ version: 'v1', resource: 'deployments', namespace: 'default' });
+    factory.start();
+    await until(() => inf.status.lastError !== undefined);
+    assert.match(inf.status.lastError!.message, /\(list deployments: GET \/api\/v1\/namespaces\/default\/deployments\)/);
+    assert.throws(
+      () => factory.informer({ version: 'v1', kind: 'Deployment' }),
+      invalid(/"Deployment" is not in "v1": the built-in kind is in \{ group: 'apps', version: 'v1' \}/),
+    );
+    assert.throws(() => factory.informer({ version: 'v1', kind: 'Widget' }), invalid(/not a built-in kind: resolve it with `await client.resourceFor\("Widget"\)`/));
   } finally {
     factory.shutdown();
   }

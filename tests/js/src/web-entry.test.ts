@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeError } from 'kubewasm';
-import { KubeClient as WebKubeClient } from 'kubewasm/web';
+import initWeb, { KubeClient as WebKubeClient } from 'kubewasm/web';
 
 const server = process.env.KUBEWASM_SIM_URL;
 const token = process.env.KUBEWASM_SIM_TOKEN;
@@ -36,4 +36,11 @@ test('a client made before init() is a KubeError saying to await init()', { skip
   const [name, reason, message] = JSON.parse(out) as [string, string, string];
   assert.deepEqual([name, reason], ['KubeError', 'Invalid']);
   assert.match(message, /not initialized: await init\(\)/);
+});
+
+test('init() again, with another module path, resolves to the instance already loaded (as the README says)', async () => {
+  // The Node entry loaded the module; a path that does not exist is not even read.
+  const first = await initWeb();
+  const again = await initWeb({ module_or_path: new URL('file:///nowhere/other_bg.wasm') });
+  assert.equal(again, first);
 });

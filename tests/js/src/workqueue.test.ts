@@ -192,3 +192,61 @@ test('shutdownWithDrain with workers running resolves once they have done every 
   await pool2.stop();
   assert.equal(n, 50);
 });
+
+test('qps and burst read as the client reads them: 0 keeps the default, a negative qps or Infinity turns the bucket off', async () => {
+  // burst 0 used to park every rate-limited key for good (a delay of ~1.8e22 ms).
+  const q = new WorkQueue({ burst: 0 });
+  const d = q.addRateLimited('k');
+  assert.ok(d <= 5, `burst 0 is the default burst: ${d} ms`);
+  assert.equal(await q.get(), 'k', 'and the key arrives');
+  q.done('k');
+  q.shutdown();
+  // qps 0 is the default 10 per second: the 101st key waits ~100 ms, not forever.
+  const zero = new WorkQueue({ qps: 0 });
+  const delays = Array.from({ length: 101 }, (_, i) => zero.addRateLimited(`k${i}`));
+  assert.ok(delays[99]! <= 5 && delays[100]! > 50 && delays[100]! <= 100, `qps 0: ${delays.slice(98).join(', ')}`);
+  zero.shutdown();
+  // No bucket: only the per-item backoff.
+  for (const qps of [Infinity, -1]) {
+    const off = new WorkQueue({ qps, burst: 1 });
+    const all = Array.from({ length: 300 }, (_, i) => off.addRateLimited(`k${i}`));
+    assert.ok(all.every((ms) => ms <= 5), `qps ${qps}: max ${Math.max(...all)} ms`);
+    off.shutdown();
+  }
+  for (const bad of [{ qps: Number.NaN }, { qps: '5' }, { burst: -1 }, { burst: Infinity }, { burst: Number.NaN }]) {
+    assert.throws(
+      () => new WorkQueue(bad as object),
+      (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /`(qps|burst)`/.test(e.message),
+      JSON.stringify(bad),
+    );
+  }
+});
+
+test('shutdownWithDrain resolves once its workers have exited; after abort() none counts as running', async () => {
+  const q = new WorkQueue();
+  const pool = q.runWorkers(2, () => new Promise<void>((r) => setTimeout(r, 20)));
+  q.add('a');
+  q.add('b');
+  q.add('c');
+  await new Promise((r) => setTimeout(r, 5));
+  await q.shutdownWithDrain();
+  assert.equal(pool.running, 0);
+
+  const q2 = new WorkQueue();
+  let calls = 0;
+  const pool2 = q2.runWorkers(2, () => {
+    calls++;
+    return new Promise<void>((r) => setTimeout(r, 20));
+  });
+  q2.add('a');
+  q2.add('b');
+  q2.add('c');
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(pool2.running, 2);
+  pool2.abort();
+  assert.equal(pool2.running, 0, 'at once');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(calls, 2, 'no reconcile after the abort');
+  assert.equal(q2.metrics().processing, 0, 'the keys in flight were marked done');
+  await pool2.stop();
+});
