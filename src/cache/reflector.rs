@@ -620,6 +620,7 @@ impl Reflector {
                     }
                 }
             };
+            self.status.quiet(|s| s.watches_opened += 1);
             self.set_phase(Phase::Watching);
             let consumed = self.consume(stream, concrete_rv, since);
             let end = if self.stored.get() {

@@ -65,6 +65,9 @@ pub struct InformerStatus {
     pub relists: u64,
     /// Watches re-opened without a relist.
     pub reconnects: u64,
+    /// Watches the server accepted (response headers, or a WebSocket
+    /// handshake), first and later ones alike.
+    pub watches_opened: u64,
     /// Wall-clock ms of the last watch event or bookmark.
     pub last_event_at_ms: Option<f64>,
     /// The last error.

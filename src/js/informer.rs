@@ -1564,9 +1564,12 @@ impl InformerFactory {
             .factory
             .informer_with(scope.clone(), Some(io), |inf| {
                 let state = State::new(inf.clone(), shape, life, warm, persist, &scope);
+                // A watch the server accepted, not a list that succeeded: an
+                // informer whose watches are refused must not warn every cycle.
                 let weak = Rc::downgrade(&state);
+                let opened = Cell::new(0);
                 inf.status().subscribe(move |s| {
-                    if s.phase == crate::cache::Phase::Watching {
+                    if s.watches_opened != opened.replace(s.watches_opened) {
                         if let Some(state) = weak.upgrade() {
                             state.watching();
                         }

@@ -44,8 +44,11 @@ pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), Ku
             let hint = closest(&name, known)
                 .map(|k| format!("did you mean `{k}`? "))
                 .unwrap_or_default();
+            // A key taken from a caller's request can be any size.
+            let shown: String = name.chars().take(MAX_HINTED).collect();
+            let cut = if shown.len() < name.len() { "…" } else { "" };
             return Err(KubeErrorInit::invalid(format!(
-                "unknown {what} option `{name}` ({hint}known: {})",
+                "unknown {what} option `{shown}{cut}` ({hint}known: {})",
                 known.join(", ")
             )));
         }
@@ -53,10 +56,19 @@ pub fn known_members(obj: &JsValue, known: &[&str], what: &str) -> Result<(), Ku
     Ok(())
 }
 
+/// The longest unknown option name that gets a hint, and the most of one a
+/// message repeats.
+const MAX_HINTED: usize = 64;
+
 /// The member of `known` that `name` most likely misspells: the same but
 /// for case (`dryrun`), or within a small edit distance that grows with the
 /// name (`tokne`, `namepsace`, `baseDelay` as a prefix of `baseDelayMs`).
 fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    // No option name is near this long: no hint, and no table the size of
+    // the name times the option's.
+    if name.len() > MAX_HINTED {
+        return None;
+    }
     let lower = name.to_ascii_lowercase();
     if let Some(k) = known.iter().find(|k| k.to_ascii_lowercase() == lower) {
         return Some(k);

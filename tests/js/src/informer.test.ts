@@ -500,6 +500,60 @@ test('with no error listener, a failing list or watch warns on the console once 
   }
 });
 
+test('a diff carries every key as one string, a name with a newline in it too', async () => {
+  await sim('/sim/seed', { namespaces: 2, pods: 6, seed: 21 });
+  // A server that does not validate names (the API server refuses this one).
+  const odd = async (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const r = await fetch(input, init);
+    if (String(input).includes('watch=true') || !r.ok) return r;
+    const list = (await r.json()) as { items?: { metadata: { name: string } }[] };
+    if (list.items?.[0]) list.items[0].metadata.name = 'line\nbreak';
+    return new Response(JSON.stringify(list), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
+  const factory = new InformerFactory(new KubeClient({ server, token, fetch: odd }));
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods' });
+    const added: string[] = [];
+    pods.subscribe((d) => void added.push(...d.added));
+    factory.start();
+    assert.ok(await pods.waitForSync());
+    await until(() => added.length >= 6);
+    assert.equal(added.length, 6, JSON.stringify(added));
+    assert.equal(added.filter((k) => k.endsWith('/line\nbreak')).length, 1, JSON.stringify(added));
+    assert.deepEqual([...added].sort(), pods.getSnapshot().map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort());
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('an informer whose lists succeed and whose watches are refused warns once, not at every relist', async () => {
+  const warned: unknown[][] = [];
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => void warned.push(args);
+  let refused = 0;
+  // RBAC that allows list but not watch, as a proxy or a Role can.
+  const noWatch = (input: RequestInfo | URL, init: RequestInit = {}) => {
+    if (String(input).includes('watch=true')) {
+      refused++;
+      const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'pods is forbidden: cannot watch' };
+      return Promise.resolve(new Response(JSON.stringify(status), { status: 403, headers: { 'content-type': 'application/json' } }));
+    }
+    return fetch(input, init);
+  };
+  const factory = new InformerFactory(new KubeClient({ server, token, fetch: noWatch }));
+  try {
+    const pods = factory.informer({ version: 'v1', resource: 'pods', namespace: 'default', backoff: { initialMs: 10, capMs: 40 } });
+    factory.start();
+    await until(() => refused >= 3 && pods.status.relists >= 2);
+    const mine = warned.filter((w) => String(w[0]).includes('v1/pods in "default"'));
+    assert.equal(mine.length, 1, `${refused} refused watches, warnings: ${JSON.stringify(warned.map((w) => String(w[0])))}`);
+    assert.ok(mine[0]![1] instanceof KubeError && mine[0]![1].code === 403, String(mine[0]![1]));
+  } finally {
+    factory.shutdown();
+    console.warn = warn;
+  }
+});
+
 test('a server that answers the list with 429 and Retry-After shows in status and error listeners while the informer waits', async () => {
   await sim('/sim/faults', { status429: { count: 2, retryAfterSeconds: 1 } });
   const factory = new InformerFactory(client);

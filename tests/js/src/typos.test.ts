@@ -38,6 +38,18 @@ async function refusal(call: () => unknown, key: string): Promise<{ known: strin
 
 const any = <T = never>(v: object) => v as T;
 
+test('an unknown option of any size is refused at once, its name cut short in the message', async () => {
+  const huge = 'x'.repeat(20_000_000);
+  const t0 = Date.now();
+  const e = await failure(() => pods.list(any({ [huge]: 1 })));
+  assert.equal(e.reason, 'Invalid', e.message);
+  assert.ok(e.message.length < 1_000, `a message of ${e.message.length} characters`);
+  assert.match(e.message, /unknown \w+ option `x{64}…` \(known: /);
+  assert.ok(Date.now() - t0 < 5_000, `${Date.now() - t0} ms`);
+  // The client still works.
+  assert.ok(Array.isArray((await pods.list({})).items));
+});
+
 test('misspelt options are refused with the option meant, before anything is sent', async () => {
   await sim('/sim/seed', { namespaces: 2, pods: 4, seed: 41 });
   const cases: [string, () => unknown, string, string][] = [
