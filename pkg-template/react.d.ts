@@ -22,6 +22,9 @@ export declare function useList<T extends KubeObject = KubeObject>(informer: Inf
 /**
  * One cached object, or `undefined` while it is absent (`namespace` is
  * `null` or `undefined` for a cluster-scoped object); re-renders when it changes.
- * `undefined` on the server and while hydrating.
+ * Without a namespace (`''`, `null` or `undefined`, e.g. a route parameter
+ * still loading), a namespaced object is looked up in the informer's
+ * namespace, and is `undefined` on an informer of every namespace (where
+ * `Lister.get` throws). `undefined` on the server and while hydrating.
  */
 export declare function useObject<T extends KubeObject = KubeObject>(informer: Informer<T>, namespace: string | null | undefined, name: string): T | undefined;

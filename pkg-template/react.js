@@ -208,13 +208,40 @@ export function useList(informer, filter = {}) {
 }
 
 /**
+ * Listers whose `get` without a namespace threw `Invalid`: a namespaced
+ * resource on an informer of every namespace, where no name alone can match.
+ */
+const needNamespace = new WeakSet();
+
+/**
+ * `lister.get`, except that a namespaced object asked for without a namespace
+ * on an informer of every namespace is absent rather than an error: the
+ * namespace is often a route parameter still loading, and a throw in
+ * `getSnapshot` would take the component tree down.
+ */
+function getObject(lister, namespace, name) {
+  if (namespace) return lister.get(name, namespace);
+  if (needNamespace.has(lister)) return undefined;
+  try {
+    return lister.get(name);
+  } catch (e) {
+    // A name that is not a string is `Invalid` too, and stays an error.
+    if (e?.reason !== 'Invalid' || typeof name !== 'string') throw e;
+    needNamespace.add(lister);
+    return undefined;
+  }
+}
+
+/**
  * One cached object (`namespace` is `null` or `undefined` for a cluster-scoped
  * one), or `undefined` while it is absent; re-renders when it changes.
+ * Without a namespace, a namespaced object is looked up in the informer's
+ * namespace, and is `undefined` on an informer of every namespace.
  * `undefined` on the server and while hydrating.
  */
 export function useObject(informer, namespace, name) {
   const lister = usePooled(listers, informer, '', undefined, () => informer.lister());
   const subscribe = useCallback((onChange) => informer.subscribe(onChange), [informer]);
-  const read = () => lister.get(name, namespace ?? undefined);
+  const read = () => getObject(lister, namespace, name);
   return useSyncExternalStore(subscribe, read, serverObject);
 }

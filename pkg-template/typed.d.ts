@@ -262,7 +262,12 @@ export declare class Lister<T extends KubeObject = KubeObject> {
    * watches one; an informer of every namespace throws `KubeError` (reason `Invalid`), as `ResourceClient.get` does.
    */
   get(name: string): T | undefined;
-  /** The cached object `name` in `namespace`; `undefined` when absent. The order of `ResourceClient.get` and client-node's `ObjectCache.get`. */
+  /**
+   * The cached object `name` in `namespace`; `undefined` when absent. The order of `ResourceClient.get` and
+   * client-node's `ObjectCache.get`. A cluster-scoped resource ignores the namespace. For a namespaced one, no
+   * namespace (`''`, `null` or `undefined`) looks in the informer's single namespace, and throws `KubeError`
+   * (reason `Invalid`) on an informer of every namespace.
+   */
   get(name: string, namespace: string | null | undefined): T | undefined;
   /** Objects listed under `value` in the index `indexName` (`namespace` is built in). */
   byIndex(indexName: string, value: string): T[];

@@ -2254,9 +2254,9 @@ impl Lister {
     /// The cached object `name` in `namespace`; `undefined` when absent. The
     /// same order as `ResourceClient.get(name, namespace?)`, and the same
     /// rule: a cluster-scoped resource ignores the namespace; for a
-    /// namespaced one, an informer of one namespace looks there when none is
-    /// given, and one of every namespace throws `KubeError` (reason
-    /// `Invalid`).
+    /// namespaced one, no namespace (`''`, `null` or `undefined`) looks in
+    /// the informer's single namespace, and throws `KubeError` (reason
+    /// `Invalid`) on an informer of every namespace.
     #[wasm_bindgen(unchecked_return_type = "KubeObject | undefined")]
     pub fn get(
         &self,

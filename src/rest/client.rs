@@ -544,10 +544,8 @@ impl Client {
                     let mut err =
                         Error::from_response(resp.status, &body.into_bytes(), retry_after);
                     // As kubectl's "(get deployments)": what was not found.
-                    if let (404, Error::Api(api), Some(what)) =
-                        (resp.status, &mut err, req.collection_context())
-                    {
-                        api.message = format!("{} ({what})", api.message);
+                    if let (404, Error::Api(api)) = (resp.status, &mut err) {
+                        api.request = req.collection_context();
                     }
                     err
                 }

@@ -105,6 +105,10 @@ pub struct ApiError {
     /// `Status.metadata`: on a 410 `Expired` answer to a paginated list, the
     /// token that continues it (at the current state, not the list's).
     pub metadata: StatusMeta,
+    /// For a 404 to a list or watch, the request (`list deployments: GET
+    /// /api/v1/deployments`, kubectl's "(get deployments)"): the error's
+    /// text names it, while `message` stays the server's.
+    pub request: Option<String>,
 }
 
 /// The Kubernetes `Status` object (`meta/v1`), as errors and watch `ERROR`
@@ -395,6 +399,7 @@ impl Error {
             retry_after_seconds,
             is_status: true,
             metadata: StatusMeta::default(),
+            request: None,
         }))
     }
 
@@ -434,6 +439,7 @@ impl Error {
                     retry_after_seconds: retry_after,
                     is_status: false,
                     metadata: StatusMeta::default(),
+                    request: None,
                 }))
             }
         }
@@ -588,8 +594,33 @@ impl From<Status> for Error {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}): {}", self.reason, self.code, self.message)
+        write!(f, "{} ({}): {}", self.reason, self.code, self.message)?;
+        match &self.request {
+            // A server that relays another client's error (`kubewasm/shared`'s
+            // worker) has named its request already.
+            Some(request) if !names_request(&self.message) => write!(f, " ({request})"),
+            _ => Ok(()),
+        }
     }
+}
+
+/// Whether `message` ends with a request note as [`ApiError::request`]'s:
+/// `(list pods: GET /…)` or `(watch pods: GET /…)`.
+fn names_request(message: &str) -> bool {
+    let Some(body) = message.strip_suffix(')') else {
+        return false;
+    };
+    let Some((_, note)) = body.rsplit_once(" (") else {
+        return false;
+    };
+    let Some(rest) = note
+        .strip_prefix("list ")
+        .or_else(|| note.strip_prefix("watch "))
+    else {
+        return false;
+    };
+    rest.split_once(": GET /")
+        .is_some_and(|(resource, _)| !resource.is_empty() && !resource.contains(' '))
 }
 
 impl fmt::Display for Error {

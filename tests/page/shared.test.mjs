@@ -338,6 +338,17 @@ test('identities never share a worker; a token reaches the worker from the tab',
     });
     assert.equal(noId.kind, 'page');
     assert.match(noId.reason, /identity/);
+    // A 404 to the worker's list (`deployments` with its group left off):
+    // the tab's error names the request once, as the worker's did.
+    await page.evaluate(() => {
+      const inf = window.__kw.conn.factory.informer({ version: 'v1', resource: 'deployments' });
+      window.__kw.infs.push(inf);
+      inf.start();
+    });
+    const missing = await until(() => page.evaluate(() => window.__kw.infs[1].status.lastError), 20_000, 'the 404 in the status');
+    assert.equal(missing.code, 404, JSON.stringify(missing));
+    assert.match(missing.message, /^API error: NotFound \(404\): upstream: .*\(list deployments: GET \/api\/v1\/deployments\)$/, missing.message);
+    assert.equal(missing.message.split('GET /').length, 2, missing.message);
     // A wrong token: the server's 401 reaches the tab's informer status.
     const page2 = await browser.context.newPage();
     await page2.goto(`${guarded.url}/version`);

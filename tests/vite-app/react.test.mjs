@@ -98,6 +98,31 @@ for (const [build, dir] of [['development', '/dev'], ['production', '']]) test(`
   }
 });
 
+// A namespace still loading (a route parameter): `useObject` on an informer
+// of every namespace renders the pod absent, where the lister's `get` throws.
+for (const [build, dir] of [['development', '/dev'], ['production', '']]) test(`useObject without a namespace on an informer of every namespace renders undefined (${build} build)`, async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  try {
+    await page.goto(`${sim.url}${dir}/react.html`);
+    const inDefault = Object.keys(await podsIn()).filter((k) => k.startsWith('default/'));
+    const rows = () => page.locator('#pods').first().locator('tr').count();
+    await until(async () => (await rows()) >= inDefault.length, 10_000, 'the cache synced');
+    const route = page.locator('#route-pod');
+    assert.equal(await route.textContent(), 'absent');
+    const name = inDefault[0].slice('default/'.length);
+    for (const namespace of ['default', '', null, undefined, 'default']) {
+      await page.evaluate((r) => window.setRoute(r), { namespace, name });
+      const want = namespace ? `default/${name}` : 'absent';
+      await until(async () => (await route.textContent()) === want, 5_000, `${String(namespace)}: ${want}`);
+    }
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('a component that owns its factory and shuts it down on unmount still watches under StrictMode', async () => {
   const page = await browser.context.newPage();
   const errors = [];

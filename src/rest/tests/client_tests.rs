@@ -827,8 +827,10 @@ fn unreachable_codes() {
 
 /// A 404 to a list or watch says what was not found (kubectl's "(get
 /// deployments)"): the server's message alone names nothing when the
-/// resource is unknown, as for `deployments` with its group left off. A 404
-/// for one object keeps the server's message, which names it.
+/// resource is unknown, as for `deployments` with its group left off. The
+/// note is the error's text only: its `Status` message stays the server's.
+/// A 404 for one object says what the server said, which names it; one
+/// relaying a note of its own (a shared worker's) is not noted again.
 #[test]
 fn a_404_to_a_list_or_watch_names_the_resource_and_path() {
     let (c, t, _clock) = setup(config());
@@ -850,9 +852,10 @@ fn a_404_to_a_list_or_watch_names_the_resource_and_path() {
     let e = r.borrow_mut().take().expect("done").expect_err("404");
     assert!(e.is_not_found(), "{e:?}");
     assert_eq!(
-        e.api().expect("api").message,
-        format!("{unknown} (list deployments: GET /api/v1/deployments)")
+        e.to_string(),
+        format!("API error: NotFound (404): {unknown} (list deployments: GET /api/v1/deployments)")
     );
+    assert_eq!(e.api().expect("api").message, unknown);
     t.push(FakeResponse::status(404, "NotFound", unknown));
     let c2 = c.clone();
     let r = start(async move {
@@ -868,9 +871,13 @@ fn a_404_to_a_list_or_watch_names_the_resource_and_path() {
     });
     let e = r.borrow_mut().take().expect("done").expect_err("404");
     assert_eq!(
-        e.api().expect("api").message,
-        format!("{unknown} (watch deploymentz: GET /apis/apps/v1/namespaces/ns/deploymentz)")
+        e.to_string(),
+        format!(
+            "API error: NotFound (404): {unknown} \
+             (watch deploymentz: GET /apis/apps/v1/namespaces/ns/deploymentz)"
+        )
     );
+    assert_eq!(e.api().expect("api").message, unknown);
     t.push(FakeResponse::status(
         404,
         "NotFound",
@@ -879,4 +886,28 @@ fn a_404_to_a_list_or_watch_names_the_resource_and_path() {
     let r = start(get_pod(&c));
     let e = r.borrow_mut().take().expect("done").expect_err("404");
     assert_eq!(e.api().expect("api").message, "pods \"a\" not found");
+    assert_eq!(
+        e.to_string(),
+        "API error: NotFound (404): pods \"a\" not found"
+    );
+    // A message that names its request already (the worker's list, relayed
+    // to a tab that watches): one note.
+    let relayed = format!("upstream: {unknown} (list deployments: GET /api/v1/deployments)");
+    t.push(FakeResponse::status(404, "NotFound", &relayed));
+    let c2 = c.clone();
+    let r = start(async move {
+        c2.watch(
+            &Request::get()
+                .resource("deployments")
+                .watch_params(&WatchParams::default()),
+        )
+        .await
+        .map(|_| ())
+    });
+    let e = r.borrow_mut().take().expect("done").expect_err("404");
+    assert_eq!(
+        e.to_string(),
+        format!("API error: NotFound (404): {relayed}")
+    );
+    assert_eq!(e.api().expect("api").message, relayed);
 }

@@ -209,6 +209,11 @@ test('a 404 to a list or watch names the resource and path; a built-in kind in a
   );
   assert.equal(e.code, 404);
   assert.match(e.message, /\(list deployments: GET \/api\/v1\/deployments\)$/);
+  // The note is the error's: its `status` is the Status the server sent.
+  const sent = (await (await fetch(`${server}/api/v1/deployments`, { headers: token ? { authorization: `Bearer ${token}` } : {} })).json()) as Status;
+  assert.ok(sent.message);
+  assert.equal(e.status?.message, sent.message);
+  assert.equal(e.message, `API error: NotFound (404): ${sent.message} (list deployments: GET /api/v1/deployments)`);
   const factory = new InformerFactory(client);
   try {
     const inf = factory.informer({ version: 'v1', resource: 'deployments', namespace: 'default' });

@@ -1,6 +1,7 @@
 // A React app on `kubewasm/react`, type-checked with `strict` and rendered in
 // StrictMode: a pod table per namespace, one watched pod, a configmap count,
-// forty pod counts, and a switch that unmounts them all (the page test drives it).
+// a pod by a route's namespace, forty pod counts, and a switch that unmounts
+// them all (the page test drives it).
 import { StrictMode, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import init, { KubeClient, InformerFactory, type KubeObject } from 'kubewasm';
@@ -34,6 +35,18 @@ function PodTable({ factory, namespace }: { factory: InformerFactory; namespace:
       </table>
     </section>
   );
+}
+
+// One pod by a route's namespace and name, both unset while the route loads:
+// an informer of every namespace renders it absent rather than throwing.
+function RoutePod({ factory }: { factory: InformerFactory }) {
+  const [route, setRoute] = useState<{ namespace?: string | null; name: string }>({ name: 'db-0' });
+  useEffect(() => {
+    (window as unknown as { setRoute: typeof setRoute }).setRoute = setRoute;
+  }, []);
+  const pods = useInformer<Pod>(factory, { version: 'v1', resource: 'pods' });
+  const pod = useObject(pods, route.namespace, route.name);
+  return <p id="route-pod">{pod ? `${pod.metadata.namespace}/${pod.metadata.name}` : 'absent'}</p>;
 }
 
 function ConfigMapCount({ factory }: { factory: InformerFactory }) {
@@ -77,6 +90,7 @@ function App({ factory }: { factory: InformerFactory }) {
       {/* The same informer again: one handle, one watch. */}
       <PodTable factory={factory} namespace="payments" />
       <ConfigMapCount factory={factory} />
+      <RoutePod factory={factory} />
       <ManyCounts factory={factory} />
     </>
   );
