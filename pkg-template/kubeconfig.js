@@ -172,6 +172,11 @@ function execTransport(tls, creds) {
  */
 export async function loadKubeconfig(options = {}) {
   if (options === null || typeof options !== 'object') throw invalid('loadKubeconfig: options must be an object');
+  for (const k of Object.keys(options)) {
+    if (k !== 'paths' && k !== 'context' && options[k] !== undefined && options[k] !== null) {
+      throw invalid(`unknown loadKubeconfig option \`${k.length > 64 ? `${k.slice(0, 64)}…` : k}\` (known: paths, context)`);
+    }
+  }
   // `null` and absent alike mean the default, as `??` reads them.
   const paths = options.paths ?? defaultPaths();
   const asked = options.context ?? undefined;

@@ -312,13 +312,27 @@ class NodeResponse {
   }
 }
 
+// A misspelt TLS setting (`insecureSkipTLSVerify`, `servername`) would be
+// ignored: refused instead, as the package's other option objects are.
+function refuseUnknown(obj, known, what) {
+  if (obj === null || typeof obj !== 'object') return;
+  for (const k of Object.keys(obj)) {
+    if (known.includes(k) || obj[k] === undefined || obj[k] === null) continue;
+    const meant = known.find((n) => n.toLowerCase() === k.toLowerCase());
+    const shown = k.length > 64 ? `${k.slice(0, 64)}…` : k;
+    throw new Error(`unknown ${what} option \`${shown}\` (${meant ? `did you mean \`${meant}\`? ` : ''}known: ${known.join(', ')})`);
+  }
+}
+
 /**
  * A transport over `node:http` / `node:https` with keep-alive connection pools. The package's Node entry gives every
  * `KubeClient` one unless `transport` says otherwise; build one yourself to share its pools between clients.
  * Throws if the TLS material cannot be loaded (bad PEM, a key that does not match its certificate).
  */
 export function nodeTransport(options = {}) {
+  refuseUnknown(options, ['tls'], 'nodeTransport');
   const t = options.tls ?? {};
+  refuseUnknown(t, ['ca', 'cert', 'key', 'serverName', 'insecureSkipTlsVerify'], 'tls');
   // Checked here so a bad certificate or key fails the constructor in every
   // runtime (Deno's secure context loads them only when connecting).
   if (t.cert || t.key) {

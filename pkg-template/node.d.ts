@@ -25,7 +25,8 @@ export interface NodeTransport extends Transport {
  * It follows redirects as client-go does (at most 10; `Authorization` only to the same host or its subdomains; never
  * from https to plain http) and decodes `gzip`, `deflate` and `br` response bodies, asking for `gzip` on every request
  * but watches unless the request names its own `Accept-Encoding`.
- * Throws if the TLS material cannot be loaded (bad PEM, a key that does not match its certificate).
+ * Throws if the TLS material cannot be loaded (bad PEM, a key that does not match its certificate) or an option is
+ * unknown (a misspelt TLS setting is refused, not ignored).
  */
 export declare function nodeTransport(options?: NodeTransportOptions): NodeTransport;
 
@@ -56,6 +57,7 @@ export interface KubeconfigClientOptions extends ClientOptions {
  * impersonation (`as`, `as-uid`, one of `as-groups`), and exec credential plugins (`client.authentication.k8s.io/v1`
  * and `v1beta1`; the credential is kept until its `expirationTimestamp` or a 401, then the plugin runs again).
  * Relative paths are resolved against the file that names them. Rejects with `KubeError` reason `Invalid` on anything it
- * cannot honour (auth-provider plugins, `proxy-url`, YAML beyond what kubeconfig writers produce).
+ * cannot honour (auth-provider plugins, `proxy-url`, YAML beyond what kubeconfig writers produce) and on an unknown
+ * option. An exec plugin that fails when a request runs it fails that request with reason `Credentials`.
  */
 export declare function loadKubeconfig(options?: KubeconfigOptions): Promise<KubeconfigClientOptions>;

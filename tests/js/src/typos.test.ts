@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, InformerFactory, KubeError, WorkQueue } from 'kubewasm';
+import { KubeClient, InformerFactory, KubeError, WorkQueue, loadKubeconfig, nodeTransport } from 'kubewasm';
 import { server, sim, token } from './sim.js';
 
 after(() => sim('/sim/seed', { namespaces: 3, pods: 30, seed: 1 }));
@@ -110,6 +110,18 @@ test("the Node entry's KubeClient takes what loadKubeconfig returns, but not a n
   const c = new KubeClient(any({ server, token, context: 'sim', namespace: 'ns-0' }));
   assert.ok((await c.resource({ version: 'v1', resource: 'pods' }).list({})).items.length >= 0);
   assert.equal((await refusal(() => new KubeClient(any({ server, namespace: 'ns-0' })), 'namespace')).known.includes('namespace'), false);
+});
+
+test('TLS and loadKubeconfig options refuse unknown keys too', async () => {
+  const tlsTypo = await failure(() => new KubeClient(any({ server, tls: { insecureSkipTLSVerify: true } })));
+  assert.equal(tlsTypo.reason, 'Invalid');
+  assert.match(tlsTypo.message, /unknown tls option `insecureSkipTLSVerify` \(did you mean `insecureSkipTlsVerify`\? known: ca, cert, key, serverName, insecureSkipTlsVerify\)/);
+  assert.throws(() => nodeTransport(any({ tsl: {} })), /unknown nodeTransport option `tsl`/);
+  // Absent-valued keys are no settings.
+  assert.ok(nodeTransport({ tls: { serverName: undefined } }));
+  const kc = await failure(() => loadKubeconfig(any({ path: ['/nowhere'] })));
+  assert.equal(kc.reason, 'Invalid');
+  assert.match(kc.message, /unknown loadKubeconfig option `path` \(known: paths, context\)/);
 });
 
 // `signal` (an AbortSignal) is taken by the one-shot requests' options.
