@@ -40,8 +40,8 @@ export interface KubeconfigOptions {
 
 /**
  * `ClientOptions` for one kubeconfig context, plus what the context says beyond them. The Node entry's `KubeClient`
- * takes it as it is and leaves out `context` and `namespace` (both or neither: a `namespace` without a `context` is an
- * unknown client option); pass the namespace to `resource()` or to calls.
+ * takes it as it is and leaves out `context` and, beside it, `namespace` (a `namespace` without a `context` is an
+ * unknown client option: a client has none of its own); pass the namespace to `resource()` or to calls.
  */
 export interface KubeconfigClientOptions extends ClientOptions {
   /** The context used. */

@@ -71,9 +71,11 @@ function withTransport(given) {
 
 // What `loadKubeconfig` returns beyond `ClientOptions` (the context it read and
 // its namespace) is not the client's: left out, so that the client refuses
-// only what no typing declares. Both are there, or neither is.
+// only what no typing declares. A `context` key marks such options (with or
+// without the namespace, which a caller may have taken out); a `namespace`
+// without it is refused, as a client has no namespace of its own.
 function clientPart(opts) {
-  if (typeof opts.context !== 'string' || !Object.hasOwn(opts, 'namespace')) return opts;
+  if (!Object.hasOwn(opts, 'context')) return opts;
   const { context: _context, namespace: _namespace, ...rest } = opts;
   return rest;
 }

@@ -309,6 +309,16 @@ function startWorker(kind, url, name) {
  */
 export async function connectShared(opts) {
   await init();
+  // A misspelt `host` or `identity` would be ignored: refused, as the
+  // package's other option objects are (`client` and `factory` are checked
+  // by the client and the factory themselves).
+  const known = ['client', 'factory', 'host', 'workerUrl', 'identity'];
+  for (const k of Object.keys(opts ?? {})) {
+    if (!known.includes(k) && opts[k] !== undefined && opts[k] !== null) {
+      const meant = known.find((n) => n.toLowerCase() === k.toLowerCase());
+      throw new KubeError(`unknown connectShared option \`${k.length > 64 ? `${k.slice(0, 64)}…` : k}\` (${meant ? `did you mean \`${meant}\`? ` : ''}known: ${known.join(', ')})`, 0, 'Invalid');
+    }
+  }
   const clientOpts = { ...(opts?.client ?? {}) };
   const factoryOpts = { ...(opts?.factory ?? {}) };
   // The page's own client: everything that is not an informer's list or watch.

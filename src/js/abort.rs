@@ -184,8 +184,9 @@ pub fn sync_wait_limit(
     }
     options::known_members(&opts, &["signal", "timeoutMs"], "waitForSync")?;
     let signal = signal_option(&opts)?;
+    // 0 is no limit, as the client's `timeoutMs` reads it.
     let timeout = options::number_or_infinity(&opts, "timeoutMs")?
-        .filter(|ms| ms.is_finite())
+        .filter(|ms| ms.is_finite() && *ms > 0.0)
         .map(options::millis);
     let stop: futures::future::LocalBoxFuture<'static, ()> = match (signal, timeout) {
         (None, None) => return Ok(None),

@@ -29,14 +29,7 @@ pub(crate) struct Shape {
     pub queue: QueueKind,
 }
 
-fn flag(opts: &JsValue, name: &str, default: bool) -> Result<bool, KubeErrorInit> {
-    match options::prop(opts, name) {
-        None => Ok(default),
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| KubeErrorInit::invalid(format!("option `{name}` must be a boolean"))),
-    }
-}
+use options::flag;
 
 impl Shape {
     /// Read (and check the types of) the shaping options.

@@ -221,7 +221,8 @@ export type NewObject<T extends KubeObject = KubeObject> = Without<T, 'metadata'
 
 /** Options of writes. */
 export interface WriteOptions {
-  dryRun?: boolean | undefined;
+  /** Ask the server to check the write without persisting it: `true`, or the API's own `['All']`. Anything else is refused. */
+  dryRun?: boolean | ['All'] | [] | undefined;
   fieldManager?: string | undefined;
   force?: boolean | undefined;
   /**
@@ -242,7 +243,8 @@ export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
 
 /** Options of a delete. */
 export interface DeleteOptions {
-  dryRun?: boolean | undefined;
+  /** Ask the server to check the delete without deleting: `true`, or the API's own `['All']`. Anything else is refused. */
+  dryRun?: boolean | ['All'] | [] | undefined;
   /** Seconds the object may take to terminate (0: at once). */
   gracePeriodSeconds?: number | undefined;
   /** What happens to dependents: the server's default for the resource when absent. */
@@ -628,9 +630,7 @@ fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
         propagation_policy,
         grace_period_seconds: options::number(opts, "gracePeriodSeconds")?
             .map(|n| n.min(u32::MAX as f64) as u32),
-        dry_run: options::prop(opts, "dryRun")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false),
+        dry_run: options::dry_run(opts)?,
         preconditions: match options::prop(opts, "preconditions") {
             None => None,
             Some(p) if p.is_object() => Some(Preconditions {
@@ -658,16 +658,11 @@ struct WriteParams {
 
 fn write_params(opts: &JsValue) -> Result<WriteParams, KubeErrorInit> {
     options::known_members(opts, WRITE_OPTIONS, "write")?;
-    let flag = |name: &str| {
-        options::prop(opts, name)
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false)
-    };
     let subresource = options::string(opts, "subresource")?.unwrap_or_default();
     Ok(WriteParams {
-        dry_run: flag("dryRun"),
+        dry_run: options::dry_run(opts)?,
         field_manager: options::string(opts, "fieldManager")?,
-        force: flag("force"),
+        force: options::flag(opts, "force", false)?,
         subresource,
     })
 }
@@ -907,12 +902,8 @@ impl ResourceClient {
         #[wasm_bindgen(unchecked_param_type = "WatchOptions")] opts: JsValue,
     ) -> Result<JsValue, JsValue> {
         options::known_members(&opts, WATCH_OPTIONS, "watch")?;
-        let flag = |name: &str| {
-            options::prop(&opts, name)
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false)
-        };
-        let send_initial_events = flag("sendInitialEvents");
+        let flag = |name: &str| options::flag(&opts, name, false);
+        let send_initial_events = flag("sendInitialEvents")?;
         let p = WatchParams {
             label_selector: label_selector_query(&opts, "labelSelector")?,
             field_selector: options::string(&opts, "fieldSelector")?,
@@ -920,7 +911,7 @@ impl ResourceClient {
             // A watch-list: the API server requires both with it.
             resource_version_match: send_initial_events.then(|| "NotOlderThan".to_owned()),
             send_initial_events: send_initial_events.then_some(true),
-            allow_watch_bookmarks: flag("allowWatchBookmarks") || send_initial_events,
+            allow_watch_bookmarks: flag("allowWatchBookmarks")? || send_initial_events,
             timeout_seconds: options::whole_number(&opts, "timeoutSeconds", u32::MAX)?,
         };
         let namespace = options::string(&opts, "namespace")?;

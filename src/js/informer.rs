@@ -45,7 +45,7 @@ const INFORMER_TS: &'static str = r#"
 export interface SyncWaitOptions {
   /** Give up once this signal aborts (at once if it has). */
   signal?: AbortSignal | undefined;
-  /** Give up after this many ms (`Infinity`: never). */
+  /** Give up after this many ms (`0` or `Infinity`: never, as the client's `timeoutMs`). */
   timeoutMs?: number | undefined;
 }
 /** What an informer caches: `resource` is the plural name (`pods`, `widgets`), or give a built-in `kind` instead. */

@@ -54,12 +54,6 @@ fn int(opts: &JsValue, name: &str) -> Result<Option<i64>, KubeErrorInit> {
     Ok(options::number(opts, name)?.map(|n| n.min(i64::MAX as f64) as i64))
 }
 
-fn flag(opts: &JsValue, name: &str) -> bool {
-    options::prop(opts, name)
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false)
-}
-
 /// `LogOptions`' members.
 const LOG_OPTIONS: &[&str] = &[
     "container",
@@ -75,11 +69,11 @@ const LOG_OPTIONS: &[&str] = &[
 fn params(opts: &JsValue) -> Result<LogParams, KubeErrorInit> {
     let mut p = LogParams {
         container: options::string(opts, "container")?,
-        follow: flag(opts, "follow"),
-        previous: flag(opts, "previous"),
+        follow: options::flag(opts, "follow", false)?,
+        previous: options::flag(opts, "previous", false)?,
         since_seconds: int(opts, "sinceSeconds")?,
         tail_lines: int(opts, "tailLines")?,
-        timestamps: flag(opts, "timestamps"),
+        timestamps: options::flag(opts, "timestamps", false)?,
         limit_bytes: int(opts, "limitBytes")?,
         ..LogParams::default()
     };

@@ -15,6 +15,39 @@ pub fn prop(obj: &JsValue, name: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined() && !v.is_null())
 }
 
+/// A boolean option, `default` when absent. Anything else is refused: a
+/// truthy string read as `false` would, for `dryRun`, write for real.
+pub fn flag(obj: &JsValue, name: &str, default: bool) -> Result<bool, KubeErrorInit> {
+    match prop(obj, name) {
+        None => Ok(default),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| KubeErrorInit::invalid(format!("option `{name}` must be a boolean"))),
+    }
+}
+
+/// `dryRun`: a boolean, or the API's own form, `['All']` (`[]` is none),
+/// which `kubernetes-types` and client-go's `DryRun []string` use.
+pub fn dry_run(obj: &JsValue) -> Result<bool, KubeErrorInit> {
+    let Some(v) = prop(obj, "dryRun") else {
+        return Ok(false);
+    };
+    if let Some(b) = v.as_bool() {
+        return Ok(b);
+    }
+    if js_sys::Array::is_array(&v) {
+        let list = js_sys::Array::from(&v);
+        match list.length() {
+            0 => return Ok(false),
+            1 if list.get(0).as_string().as_deref() == Some("All") => return Ok(true),
+            _ => {}
+        }
+    }
+    Err(KubeErrorInit::invalid(
+        "option `dryRun` must be true, false or ['All'] (the only dry-run mode the API server has)",
+    ))
+}
+
 /// Refuse a member of `obj` that is not among `known`: a misspelt option
 /// (`labelSelectr`, `tokne`, `dryrun`) would otherwise be ignored, and
 /// change what a call does without a word. The error names the member, the

@@ -118,9 +118,7 @@ impl WorkQueue {
         // The client's reading of `qps` and `burst`: a 0 would otherwise
         // park every rate-limited key for good.
         let bucket = options::token_bucket(&opts, 10.0, 100)?;
-        let timings = options::prop(&opts, "timings")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(true);
+        let timings = options::flag(&opts, "timings", true)?;
         let mut limiters: Vec<SharedRateLimiter<String>> = vec![Rc::new(
             ItemExponentialRateLimiter::new(millis(base), millis(max)),
         )];

@@ -90,6 +90,60 @@ test('create with a misspelt dryRun creates nothing', async () => {
   assert.equal((await failure(() => cms.get('typo-dry-run', 'default'))).code, 404);
 });
 
+test("dryRun is true or the API's ['All'], and a boolean option of another type is refused, never read as false", async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 1, seed: 44 });
+  const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry-all', namespace: 'default' }, data: { a: '1' } };
+  await cms.create(obj, { dryRun: ['All'] });
+  assert.equal((await failure(() => cms.get('dry-all', 'default'))).code, 404, "['All'] is a dry run");
+  for (const dryRun of ['All', 'true', 1, {}, ['all'], ['All', 'All']]) {
+    const e = await failure(() => cms.create(obj, any({ dryRun })));
+    assert.equal(e.reason, 'Invalid', `${JSON.stringify(dryRun)}: ${e.message}`);
+    assert.match(e.message, /dryRun/);
+  }
+  assert.equal((await failure(() => cms.get('dry-all', 'default'))).code, 404, 'nothing was written');
+  await cms.create(obj);
+  for (const dryRun of ['All', 1]) {
+    assert.equal((await failure(() => cms.delete('dry-all', 'default', any({ dryRun })))).reason, 'Invalid');
+  }
+  await cms.delete('dry-all', 'default', { dryRun: ['All'] });
+  assert.ok(await cms.get('dry-all', 'default'), 'a dry-run delete leaves the object');
+  await cms.delete('dry-all', 'default');
+  const refused = [
+    () => cms.patch('dry-all', 'default', obj, 'apply', any({ fieldManager: 'me', force: 'yes' })),
+    () => client.logs('ns-0', 'p', any({ follow: 'false' })),
+    () => client.logs('ns-0', 'p', any({ timestamps: 1 })),
+    () => pods.watch(any({ allowWatchBookmarks: 'true' })),
+    () => new WorkQueue(any({ timings: 'no' })),
+  ];
+  for (const call of refused) {
+    const e = await failure(call);
+    assert.equal(e.reason, 'Invalid', e.message);
+    assert.match(e.message, /must be a boolean/);
+  }
+});
+
+test('a waitForSync timeout of 0 is no limit, as the client reads timeoutMs', async () => {
+  const factory = new InformerFactory(client);
+  try {
+    const inf = factory.informer({ version: 'v1', resource: 'configmaps', namespace: 'default' });
+    factory.start();
+    assert.equal(await inf.waitForSync({ timeoutMs: 0 }), true);
+    assert.equal(await factory.waitForSync({ timeoutMs: 0 }), true);
+  } finally {
+    factory.shutdown();
+  }
+});
+
+test('connectShared refuses unknown options too', async () => {
+  const { connectShared } = await import('kubewasm/shared');
+  const e = await failure(() => connectShared(any({ client: { server, token }, hots: 'page' })));
+  assert.equal(e.reason, 'Invalid');
+  assert.match(e.message, /unknown connectShared option `hots` \(known: client, factory, host, workerUrl, identity\)/);
+  const c = await connectShared({ client: { server, token }, host: 'page' });
+  assert.equal(c.host.kind, 'page');
+  c.close();
+});
+
 test('informer-side option objects refuse unknown keys too: filters, handlers, backoff, indexers stay', async () => {
   await sim('/sim/seed', { namespaces: 1, pods: 2, seed: 43 });
   const factory = new InformerFactory(client);
@@ -109,6 +163,10 @@ test("the Node entry's KubeClient takes what loadKubeconfig returns, but not a n
   // `context` and `namespace` come together from loadKubeconfig.
   const c = new KubeClient(any({ server, token, context: 'sim', namespace: 'ns-0' }));
   assert.ok((await c.resource({ version: 'v1', resource: 'pods' }).list({})).items.length >= 0);
+  // The namespace taken out, or the context set to undefined: still the kubeconfig's options.
+  const { namespace: _ns, ...withoutNamespace } = { server, token, context: 'sim', namespace: 'ns-0' };
+  assert.ok(new KubeClient(any(withoutNamespace)));
+  assert.ok(new KubeClient(any({ server, token, context: undefined, namespace: 'ns-0' })));
   assert.equal((await refusal(() => new KubeClient(any({ server, namespace: 'ns-0' })), 'namespace')).known.includes('namespace'), false);
 });
 
