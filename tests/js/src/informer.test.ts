@@ -487,7 +487,8 @@ test('with no error listener, a failing list or watch warns on the console once 
     assert.equal(warned.filter((w) => String(w[0]).includes('services')).length, 0, 'an informer with an error listener does not warn');
     // Once it has watched, a new failure warns again: the watches are
     // dropped and their next requests refused.
-    await until(() => pods.status.phase === 'watching' && services.status.phase === 'watching');
+    // `watching` begins when the list is in; `transport` once a watch is open.
+    await until(() => pods.status.transport !== undefined && services.status.transport !== undefined);
     await sim('/sim/faults', { status500: { count: 4 } });
     await sim('/sim/drop-watches', {});
     const pending = () => warned.filter((w) => String(w[0]).includes('v1/pods in "default"')).length;
