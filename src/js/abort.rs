@@ -203,8 +203,26 @@ pub fn sync_wait_limit(
     Ok(Some(stop))
 }
 
+/// The promise of a `waitForSync`: what `wait()` resolves to, or `false`
+/// once the limits of `opts` end the wait first (see `sync_wait_limit`,
+/// which refuses a bad `opts` before anything waits).
+pub fn sync_wait_promise<F>(opts: Option<JsValue>, wait: impl FnOnce() -> F) -> js_sys::Promise
+where
+    F: Future<Output = bool> + 'static,
+{
+    match sync_wait_limit(opts) {
+        Err(e) => js_sys::Promise::reject(&e),
+        Ok(stop) => {
+            let wait = wait();
+            super::promise::future_to_promise(async move {
+                Ok(sync_wait_until(wait, stop).await.into())
+            })
+        }
+    }
+}
+
 /// `wait` (a sync wait's result), or `false` once `stop` fires first.
-pub async fn sync_wait_until<F>(
+async fn sync_wait_until<F>(
     wait: F,
     stop: Option<futures::future::LocalBoxFuture<'static, ()>>,
 ) -> bool

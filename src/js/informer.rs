@@ -16,7 +16,7 @@ use std::rc::Rc;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::abort::{sync_wait_limit, sync_wait_until};
+use super::abort::sync_wait_promise;
 use super::cache_shape::{factory_error, options_conflict, Shape};
 use super::changes::{ChangeKind, ChangeSet, Diff};
 use super::client::KubeClient;
@@ -25,7 +25,7 @@ use super::frame::{document, on_next_frame, page_hidden};
 use super::object::to_js;
 use super::options::{self, report};
 use super::persist::Persist;
-use super::promise::{future_to_promise, rejecting};
+use super::promise::future_to_promise;
 use super::selector::{label_selector, label_selector_query, selector_error};
 use crate::cache::{
     partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
@@ -1646,13 +1646,7 @@ impl InformerFactory {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "SyncWaitOptions")] opts: Option<JsValue>,
     ) -> Promise {
-        rejecting((|| {
-            let stop = sync_wait_limit(opts)?;
-            let wait = self.factory.wait_for_sync();
-            Ok(future_to_promise(async move {
-                Ok(sync_wait_until(wait, stop).await.into())
-            }))
-        })())
+        sync_wait_promise(opts, || self.factory.wait_for_sync())
     }
 
     /// Stop every informer and forget them (their listers keep the last
@@ -1932,18 +1926,14 @@ impl Informer {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "SyncWaitOptions")] opts: Option<JsValue>,
     ) -> Promise {
-        rejecting((|| {
-            let stop = sync_wait_limit(opts)?;
+        sync_wait_promise(opts, || {
             let wait = self.state.wait_for_handlers();
             let inf = self.state.inf.clone();
-            let synced = async move {
+            async move {
                 wait.await;
                 inf.has_synced()
-            };
-            Ok(future_to_promise(async move {
-                Ok(sync_wait_until(synced, stop).await.into())
-            }))
-        })())
+            }
+        })
     }
 
     /// Register `add`, `update` and `delete` handlers as one listener
@@ -2100,14 +2090,8 @@ impl EventRegistration {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "SyncWaitOptions")] opts: Option<JsValue>,
     ) -> Promise {
-        rejecting((|| {
-            let stop = sync_wait_limit(opts)?;
-            let reg = self.reg.clone();
-            Ok(future_to_promise(async move {
-                let synced = async move { reg.wait_for_sync().await };
-                Ok(JsValue::from_bool(sync_wait_until(synced, stop).await))
-            }))
-        })())
+        let reg = self.reg.clone();
+        sync_wait_promise(opts, || async move { reg.wait_for_sync().await })
     }
 
     /// Stop delivery to these handlers (idempotent). A handler running now
