@@ -243,6 +243,10 @@ export type PatchKind = 'merge' | 'strategic' | 'json' | 'apply';
 
 /** Options of a delete. */
 export interface DeleteOptions {
+  /** `v1` or `meta.k8s.io/v1`, as a `kubernetes-types` `V1DeleteOptions` carries it (optional; another is refused). */
+  apiVersion?: string | undefined;
+  /** `DeleteOptions`, as a `kubernetes-types` `V1DeleteOptions` carries it (optional; another is refused). */
+  kind?: string | undefined;
   /** Ask the server to check the delete without deleting: `true`, or the API's own `['All']`. Anything else is refused. */
   dryRun?: boolean | ['All'] | [] | undefined;
   /** Seconds the object may take to terminate (0: at once). */
@@ -388,6 +392,8 @@ const WRITE_OPTIONS: &[&str] = &["dryRun", "fieldManager", "force", "subresource
 
 /// `DeleteOptions`' members.
 const DELETE_OPTIONS: &[&str] = &[
+    "apiVersion",
+    "kind",
     "dryRun",
     "gracePeriodSeconds",
     "propagationPolicy",
@@ -397,6 +403,8 @@ const DELETE_OPTIONS: &[&str] = &[
 
 /// `DeleteCollectionOptions`' members: `DeleteOptions`' and the selection.
 const DELETE_COLLECTION_OPTIONS: &[&str] = &[
+    "apiVersion",
+    "kind",
     "dryRun",
     "gracePeriodSeconds",
     "propagationPolicy",
@@ -615,6 +623,23 @@ impl ResourceClient {
 }
 
 fn delete_params(opts: &JsValue) -> Result<DeleteParams, KubeErrorInit> {
+    // A `kubernetes-types` `V1DeleteOptions` carries its type: taken when it
+    // names this type, refused when it names another (another object passed
+    // by mistake).
+    if let Some(kind) = options::string(opts, "kind")? {
+        if kind != "DeleteOptions" {
+            return Err(KubeErrorInit::invalid(format!(
+                "option `kind` must be DeleteOptions, not {kind:?}"
+            )));
+        }
+    }
+    if let Some(v) = options::string(opts, "apiVersion")? {
+        if !matches!(v.as_str(), "v1" | "meta.k8s.io/v1") {
+            return Err(KubeErrorInit::invalid(format!(
+                "option `apiVersion` of DeleteOptions must be v1 or meta.k8s.io/v1, not {v:?}"
+            )));
+        }
+    }
     let propagation_policy = match options::string(opts, "propagationPolicy")?.as_deref() {
         None => None,
         Some("Orphan") => Some(PropagationPolicy::Orphan),

@@ -107,6 +107,11 @@ test("dryRun is true or the API's ['All'], and a boolean option of another type 
   }
   await cms.delete('dry-all', 'default', { dryRun: ['All'] });
   assert.ok(await cms.get('dry-all', 'default'), 'a dry-run delete leaves the object');
+  // A kubernetes-types V1DeleteOptions, type members and all.
+  await cms.delete('dry-all', 'default', { apiVersion: 'v1', kind: 'DeleteOptions', dryRun: ['All'], propagationPolicy: 'Background' });
+  assert.ok(await cms.get('dry-all', 'default'), 'still a dry run');
+  assert.equal((await failure(() => cms.delete('dry-all', 'default', { apiVersion: 'v1', kind: 'ConfigMap' }))).reason, 'Invalid');
+  assert.equal((await failure(() => cms.delete('dry-all', 'default', { apiVersion: 'apps/v1' }))).reason, 'Invalid');
   await cms.delete('dry-all', 'default');
   const refused = [
     () => cms.patch('dry-all', 'default', obj, 'apply', any({ fieldManager: 'me', force: 'yes' })),
