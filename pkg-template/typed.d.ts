@@ -12,6 +12,7 @@ import type {
   DeleteCollectionOptions,
   DeleteOptions,
   Diff,
+  DiscoveryOptions,
   EventHandlers,
   EventRegistration,
   GetOptions,
@@ -84,15 +85,16 @@ export declare class KubeClient {
   [Symbol.dispose](): void;
   /** A client for one resource (any group/version/resource or built-in kind, CRDs included), in `r.namespace` or across all namespaces. */
   resource<T extends KubeObject = KubeObject>(r: ResourceRef): ResourceClient<T>;
-  /** Every resource the server offers, every served version; cached for five minutes. */
-  discover(): Promise<ApiResourceInfo[]>;
-  /** Resolve a plural, singular, short name or kind (optionally `.group`-qualified) as kubectl does. */
-  resourceFor(name: string): Promise<ApiResourceInfo>;
+  /** Every resource the server offers, every served version; cached for five minutes. `signal` stops this call's wait. */
+  discover(opts?: DiscoveryOptions): Promise<ApiResourceInfo[]>;
+  /** Resolve a plural, singular, short name or kind (optionally `.group`-qualified) as kubectl does. `signal` stops this call's wait. */
+  resourceFor(name: string, opts?: DiscoveryOptions): Promise<ApiResourceInfo>;
   /** Forget cached discovery (after installing a CRD, say). */
   invalidateDiscovery(): void;
   /**
    * A container's log line by line (`for await`, or `.readable()` for a `ReadableStream<string>`); sent on
-   * the first read, aborted by `break`, `return()` or cancelling. Throws `KubeError` (`Invalid`) on bad options.
+   * the first read, aborted by `break`, `return()`, cancelling or the options' `signal` (which rejects the
+   * pending read with `Aborted`). Throws `KubeError` (`Invalid`) on bad options.
    */
   logs(namespace: string, pod: string, opts?: LogOptions): LogStream;
 }
@@ -139,7 +141,10 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
    * Resolves with what the server deleted, as a list.
    */
   deleteCollection(opts?: DeleteCollectionOptions): Promise<ListResult<T>>;
-  /** Watch changes as an async iterable of events; breaking out of the loop aborts the request. */
+  /**
+   * Watch changes as an async iterable of events; breaking out of the loop aborts the request, and so does the
+   * options' `signal` (the pending `next()` then rejects with `Aborted`).
+   */
   watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>> & { readonly transport: WatchCarrier | undefined };
 }
 

@@ -17,6 +17,7 @@ use super::error::KubeErrorInit;
 use super::options;
 
 /// An `AbortSignal` given to one call.
+#[derive(Clone)]
 pub struct Signal(JsValue);
 
 /// The `signal` member of `opts`: `None` when absent (or `undefined`/`null`),
@@ -161,6 +162,33 @@ where
     match select(Box::pin(work), Box::pin(signal.until_aborted())).await {
         Either::Left((r, _)) => r,
         Either::Right(_) => Err(signal.error()),
+    }
+}
+
+/// What ended a pending read of a watch or a log before it completed.
+pub enum Cut {
+    /// `return()` (or `break` in `for await`): the iteration ends quietly.
+    Returned,
+    /// The `signal` aborted: the read rejects with [`Signal::error`].
+    Aborted,
+}
+
+/// `op`, unless `return()` notifies `stop` or `signal` aborts first; either
+/// drops `op`, and with it the request it holds.
+pub async fn unless_cut<T>(
+    op: impl Future<Output = T>,
+    stop: &crate::rt::Notify,
+    signal: Option<&Signal>,
+) -> Result<T, Cut> {
+    let returned = stop.notified();
+    let aborted: futures::future::LocalBoxFuture<'static, ()> = match signal {
+        Some(s) => Box::pin(s.until_aborted()),
+        None => Box::pin(futures::future::pending()),
+    };
+    match select(Box::pin(op), select(returned, aborted)).await {
+        Either::Left((v, _)) => Ok(v),
+        Either::Right((Either::Left(_), _)) => Err(Cut::Returned),
+        Either::Right((Either::Right(_), _)) => Err(Cut::Aborted),
     }
 }
 

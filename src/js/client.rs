@@ -9,11 +9,11 @@ use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::abort::{request_signal, unless_aborted};
+use super::abort::{request_signal, signal_option, unless_aborted, unless_cut, Cut, Signal};
 use super::error::{from_rest, KubeErrorInit};
 use super::object::to_js_owned;
 use super::options::{self, millis};
-use super::promise::{future_to_promise, rejecting, unless_stopped};
+use super::promise::{future_to_promise, rejecting};
 use super::selector::label_selector_query;
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
@@ -195,6 +195,12 @@ export interface WatchOptions {
    */
   sendInitialEvents?: boolean | undefined;
   timeoutSeconds?: number | undefined;
+  /**
+   * Ends the watch: the request is aborted and the pending (or next) `next()` rejects with a `KubeError` whose
+   * reason is `Aborted` (its `cause` is the signal's reason); later calls report `done`. Already aborted: the
+   * first `next()` rejects, without a request. `return()` (or `break`) ends it quietly instead.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -385,6 +391,7 @@ const WATCH_OPTIONS: &[&str] = &[
     "allowWatchBookmarks",
     "sendInitialEvents",
     "timeoutSeconds",
+    "signal",
 ];
 
 /// `WriteOptions`' members.
@@ -917,8 +924,9 @@ impl ResourceClient {
     }
 
     /// Watch changes as an async iterable of events. Breaking out of the loop
-    /// (or calling `return()`) aborts the request; `transport` tells what
-    /// carries it once the first event was asked for.
+    /// (or calling `return()`) aborts the request, and so does the options'
+    /// `signal` (the pending `next()` rejects with `Aborted`); `transport`
+    /// tells what carries it once the first event was asked for.
     #[wasm_bindgen(
         unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>> & { readonly transport: WatchCarrier | undefined }"
     )]
@@ -951,6 +959,7 @@ impl ResourceClient {
             done: Rc::new(std::cell::Cell::new(false)),
             transport: Rc::new(RefCell::new(None)),
             stop: crate::rt::Notify::new(),
+            signal: signal_option(&opts)?,
         };
         Ok(async_iterable(iter.into()))
     }
@@ -1024,6 +1033,8 @@ pub struct WatchIterator {
     transport: Rc<RefCell<Option<String>>>,
     /// Notified by `return()`: a pending `next()` ends and drops its request.
     stop: crate::rt::Notify,
+    /// The `signal` option: aborting it ends the watch with an `Aborted` error.
+    signal: Option<Signal>,
 }
 
 fn iter_result(value: JsValue, done: bool) -> JsValue {
@@ -1040,21 +1051,35 @@ impl WatchIterator {
         unchecked_return_type = "Promise<IteratorResult<WatchEvent<KubeObject>, undefined>>"
     )]
     pub fn next(&self) -> Promise {
-        let (client, req, stream, done, transport, stop) = (
+        let (client, req, stream, done, transport, stop, signal) = (
             self.client.clone(),
             self.req.clone(),
             self.stream.clone(),
             self.done.clone(),
             self.transport.clone(),
             self.stop.clone(),
+            self.signal.clone(),
         );
         future_to_promise(async move {
             if done.get() {
                 return Ok(iter_result(JsValue::UNDEFINED, true));
             }
+            // Ends the watch for good; what the pending read resolves or rejects with.
+            let cut = |how: Cut| {
+                done.set(true);
+                stream.borrow_mut().take();
+                match (how, &signal) {
+                    (Cut::Aborted, Some(s)) => Err(s.error()),
+                    _ => Ok(iter_result(JsValue::UNDEFINED, true)),
+                }
+            };
+            if signal.as_ref().is_some_and(Signal::aborted) {
+                return cut(Cut::Aborted);
+            }
             if stream.borrow().is_none() {
-                let Some(opened) = unless_stopped(client.watch(&req), &stop).await else {
-                    return Ok(iter_result(JsValue::UNDEFINED, true));
+                let opened = match unless_cut(client.watch(&req), &stop, signal.as_ref()).await {
+                    Ok(opened) => opened,
+                    Err(how) => return cut(how),
                 };
                 let s = opened.map_err(|e| from_rest(&e))?;
                 *transport.borrow_mut() = s.transport().map(|t| t.carrier().to_owned());
@@ -1067,9 +1092,10 @@ impl WatchIterator {
             let Some(mut s) = stream.borrow_mut().take() else {
                 return Ok(iter_result(JsValue::UNDEFINED, true));
             };
-            let Some(item) = unless_stopped(s.next(), &stop).await else {
-                // `return()` ran meanwhile: `s` goes, and its request with it.
-                return Ok(iter_result(JsValue::UNDEFINED, true));
+            let item = match unless_cut(s.next(), &stop, signal.as_ref()).await {
+                Ok(item) => item,
+                // `s` goes, and its request with it.
+                Err(how) => return cut(how),
             };
             match item {
                 None => {

@@ -4,6 +4,7 @@
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::abort::{request_signal, unless_aborted, Signal};
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
@@ -34,6 +35,15 @@ export interface ApiResourceInfo {
   /** Whether this is the group's preferred version. */
   preferred: boolean;
 }
+
+/** Options of `discover` and `resourceFor`. */
+export interface DiscoveryOptions {
+  /**
+   * Stops waiting: the call rejects with a `KubeError` whose reason is `Aborted`. Discovery requests other
+   * calls share go on for them.
+   */
+  signal?: AbortSignal | undefined;
+}
 "#;
 
 #[wasm_bindgen]
@@ -41,13 +51,21 @@ impl KubeClient {
     /// Every resource the server offers, every served version (aggregated
     /// discovery, or the legacy documents on older servers). Cached for five
     /// minutes; see `invalidateDiscovery`.
+    /// `signal` stops this call's wait (rejecting with `Aborted`); a request
+    /// other callers share goes on for them.
     #[wasm_bindgen(unchecked_return_type = "Promise<ApiResourceInfo[]>")]
-    pub fn discover(&self) -> Promise {
-        let d = self.discovery().clone();
-        future_to_promise(async move {
-            let all = d.resources().await.map_err(|e| from_rest(&e))?;
-            Ok(all.iter().map(info_to_js).collect::<Array>().into())
-        })
+    pub fn discover(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "DiscoveryOptions")] opts: JsValue,
+    ) -> Promise {
+        rejecting((|| {
+            let signal = discovery_signal(&opts, "discover")?;
+            let d = self.discovery().clone();
+            Ok(future_to_promise(unless_aborted(signal, async move {
+                let all = d.resources().await.map_err(|e| from_rest(&e))?;
+                Ok(all.iter().map(info_to_js).collect::<Array>().into())
+            })))
+        })())
     }
 
     /// Resolve what a user typed, as kubectl does: a plural, singular, short
@@ -60,11 +78,13 @@ impl KubeClient {
     pub fn resource_for(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DiscoveryOptions")] opts: JsValue,
     ) -> Promise {
         rejecting((|| {
             let name = options::string_arg(&name, "name")?;
+            let signal = discovery_signal(&opts, "resourceFor")?;
             let d = self.discovery().clone();
-            Ok(future_to_promise(async move {
+            Ok(future_to_promise(unless_aborted(signal, async move {
                 let find =
                     |all: &[ApiResource]| RestMapper::new(all.to_vec()).find(&name).map(info_to_js);
                 let mut all = d.resources().await.map_err(|e| from_rest(&e))?;
@@ -87,7 +107,7 @@ impl KubeClient {
                     }
                     .into_js()),
                 }
-            }))
+            })))
         })())
     }
 
@@ -96,6 +116,12 @@ impl KubeClient {
     pub fn invalidate_discovery(&self) {
         self.discovery().invalidate();
     }
+}
+
+/// The `signal` of `discover` and `resourceFor` options (nothing else is taken).
+fn discovery_signal(opts: &JsValue, what: &str) -> Result<Option<Signal>, JsValue> {
+    options::known_members(opts, &["signal"], what)?;
+    request_signal(opts)
 }
 
 fn info_to_js(r: &ApiResource) -> JsValue {

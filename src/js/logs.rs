@@ -8,10 +8,11 @@ use futures::StreamExt;
 use js_sys::{Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::abort::{signal_option, unless_cut, Cut, Signal};
 use super::client::KubeClient;
 use super::error::{from_rest, KubeErrorInit};
 use super::options;
-use super::promise::{future_to_promise, unless_stopped};
+use super::promise::future_to_promise;
 use crate::api::{pod_logs, LogLines, LogParams};
 use crate::rest::Client;
 
@@ -35,6 +36,11 @@ export interface LogOptions {
   limitBytes?: number | undefined;
   /** Longest line handed out (default 65,536 bytes, at least 16); a longer line comes in pieces this long. */
   maxLineBytes?: number | undefined;
+  /**
+   * Ends the read: the request is aborted and the pending (or next) read rejects with a `KubeError` whose reason
+   * is `Aborted` (its `cause` is the signal's reason). Already aborted: the first read rejects, without a request.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export interface LogStream extends AsyncIterableIterator<string, undefined> {
@@ -64,6 +70,7 @@ const LOG_OPTIONS: &[&str] = &[
     "timestamps",
     "limitBytes",
     "maxLineBytes",
+    "signal",
 ];
 
 fn params(opts: &JsValue) -> Result<LogParams, KubeErrorInit> {
@@ -90,7 +97,8 @@ impl KubeClient {
     /// A container's log, line by line: `for await (const line of client.logs(ns, pod))`,
     /// or `.readable()` for a `ReadableStream<string>`. The request is sent
     /// on the first read; breaking out of the loop, `return()` or cancelling
-    /// the stream aborts it. Errors are `KubeError`s as for any request.
+    /// the stream aborts it, and so does the options' `signal` (the pending
+    /// read rejects with `Aborted`). Errors are `KubeError`s as for any request.
     /// Throws `KubeError` (reason `Invalid`) on bad options.
     #[wasm_bindgen(unchecked_return_type = "LogStream")]
     pub fn logs(
@@ -110,6 +118,7 @@ impl KubeClient {
             lines: Rc::default(),
             done: Rc::default(),
             stop: crate::rt::Notify::new(),
+            signal: signal_option(&opts)?,
         };
         Ok(line_stream(it.into()))
     }
@@ -126,6 +135,8 @@ pub struct LogStream {
     done: Rc<Cell<bool>>,
     /// Notified by `return()`: a pending `next()` ends and drops its request.
     stop: crate::rt::Notify,
+    /// The `signal` option: aborting it ends the read with an `Aborted` error.
+    signal: Option<Signal>,
 }
 
 fn result(value: JsValue, done: bool) -> JsValue {
@@ -140,11 +151,12 @@ impl LogStream {
     /// The next line (without its newline); `done` at the end of the log.
     #[wasm_bindgen(unchecked_return_type = "Promise<IteratorResult<string, undefined>>")]
     pub fn next(&self) -> Promise {
-        let (client, lines, done, stop) = (
+        let (client, lines, done, stop, signal) = (
             self.client.clone(),
             self.lines.clone(),
             self.done.clone(),
             self.stop.clone(),
+            self.signal.clone(),
         );
         let (ns, pod, params) = (
             self.namespace.clone(),
@@ -155,11 +167,28 @@ impl LogStream {
             if done.get() {
                 return Ok(result(JsValue::UNDEFINED, true));
             }
+            // Ends the read for good; what the pending read resolves or rejects with.
+            let cut = |how: Cut| {
+                done.set(true);
+                lines.borrow_mut().take();
+                match (how, &signal) {
+                    (Cut::Aborted, Some(s)) => Err(s.error()),
+                    _ => Ok(result(JsValue::UNDEFINED, true)),
+                }
+            };
+            if signal.as_ref().is_some_and(Signal::aborted) {
+                return cut(Cut::Aborted);
+            }
             if lines.borrow().is_none() {
-                let Some(opened) =
-                    unless_stopped(pod_logs(&client, &ns, &pod, &params), &stop).await
-                else {
-                    return Ok(result(JsValue::UNDEFINED, true));
+                let opened = match unless_cut(
+                    pod_logs(&client, &ns, &pod, &params),
+                    &stop,
+                    signal.as_ref(),
+                )
+                .await
+                {
+                    Ok(opened) => opened,
+                    Err(how) => return cut(how),
                 };
                 let opened = opened.map_err(|e| from_rest(&e));
                 let opened = match opened {
@@ -178,9 +207,10 @@ impl LogStream {
             let Some(mut l) = lines.borrow_mut().take() else {
                 return Ok(result(JsValue::UNDEFINED, true));
             };
-            let Some(item) = unless_stopped(l.next(), &stop).await else {
-                // `return()` ran meanwhile: `l` goes, and its request with it.
-                return Ok(result(JsValue::UNDEFINED, true));
+            let item = match unless_cut(l.next(), &stop, signal.as_ref()).await {
+                Ok(item) => item,
+                // `l` goes, and its request with it.
+                Err(how) => return cut(how),
             };
             match item {
                 None => {

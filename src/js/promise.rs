@@ -27,20 +27,6 @@ fn settle(fut: Boxed) -> Promise {
     wasm_bindgen_futures::future_to_promise(fut)
 }
 
-/// `op`, unless `stop` is notified first: then `None`, and `op` is dropped
-/// with whatever it holds (an open request is aborted). What an iterator's
-/// `next()` awaits, so that `return()` ends it at once.
-pub(crate) async fn unless_stopped<T>(
-    op: impl Future<Output = T>,
-    stop: &crate::rt::Notify,
-) -> Option<T> {
-    let stopped = stop.notified();
-    match futures::future::select(Box::pin(op), stopped).await {
-        futures::future::Either::Left((v, _)) => Some(v),
-        futures::future::Either::Right(_) => None,
-    }
-}
-
 /// A promise-returning export's result: a check that failed before any work
 /// started rejects the promise too, so `.catch` and `Promise.allSettled`
 /// see every failure (an export that throws would escape them).

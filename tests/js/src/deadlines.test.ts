@@ -231,3 +231,131 @@ test('waitForSync refuses what it would otherwise ignore: an unknown option, or 
     factory.shutdown();
   }
 });
+
+/** A server that answers every request with `lines` and then keeps the response open; counts closed requests. */
+const streaming = async (lines: string[]) => {
+  const seen = { requests: 0, closed: 0 };
+  const srv = await local((req, res) => {
+    seen.requests++;
+    req.on('close', () => void seen.closed++);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (const l of lines) res.write(`${l}\n`);
+  });
+  return { ...srv, seen };
+};
+
+const event = (rv: number) => JSON.stringify({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${rv}`, namespace: 'default', resourceVersion: String(rv) } } });
+
+/** An AbortSignal that counts the `abort` listeners on it. */
+const counted = () => {
+  const ac = new AbortController();
+  const listening = { added: 0, removed: 0 };
+  const signal = {
+    get aborted() {
+      return ac.signal.aborted;
+    },
+    get reason() {
+      return ac.signal.reason as unknown;
+    },
+    addEventListener: (t: string, f: () => void, o?: AddEventListenerOptions) => {
+      listening.added++;
+      ac.signal.addEventListener(t, f, o);
+    },
+    removeEventListener: (t: string, f: () => void) => {
+      listening.removed++;
+      ac.signal.removeEventListener(t, f);
+    },
+  } as unknown as AbortSignal;
+  return { signal, abort: (r?: unknown) => ac.abort(r), listening };
+};
+
+for (const transport of ['node', 'fetch'] as const) {
+  test(`signal: a watch and a log end when it aborts, their requests with them (${transport})`, async () => {
+    const srv = await streaming([event(1), event(2)]);
+    try {
+      const client = new KubeClient({ server: srv.url, transport });
+      const reason = new Error('navigated away');
+      for (const [what, open] of [
+        ['watch', (signal: AbortSignal) => configMaps(client).watch({ signal })],
+        ['logs', (signal: AbortSignal) => client.logs('default', 'p', { signal })],
+      ] as const) {
+        const before = srv.seen.requests;
+        const s = counted();
+        const it = open(s.signal);
+        assert.equal((await it.next()).done, false, what);
+        assert.equal((await it.next()).done, false, what);
+        // The third read waits on the open response until the signal aborts.
+        const pending = it.next();
+        setTimeout(() => s.abort(reason), 50);
+        const e = await within(rejection(pending), 2000, `${what}: the read pending at the abort`);
+        assert.equal(e.reason, 'Aborted', e.message);
+        assert.equal((e as { cause?: unknown }).cause, reason, what);
+        assert.deepEqual(await it.next(), { value: undefined, done: true }, `${what}: ended for good`);
+        await until(() => srv.seen.closed === srv.seen.requests, 2000);
+        assert.equal(srv.seen.requests, before + 1, `${what}: one request`);
+        // Each read listened while it waited, and stopped listening when it ended.
+        assert.ok(s.listening.added >= 1, `${what}: ${JSON.stringify(s.listening)}`);
+        assert.equal(s.listening.removed, s.listening.added, `${what}: no listener left on the signal`);
+      }
+    } finally {
+      await srv.close();
+    }
+  });
+}
+
+test('signal: an aborted one ends a watch, a log and discovery before any request; return() stays quiet', async () => {
+  const s = opaqueFailures();
+  const client = new KubeClient({ server: 'http://opaque.invalid', transport: s.transport });
+  const reason = new Error('not needed');
+  const signal = AbortSignal.abort(reason);
+  const reads: [string, () => Promise<unknown>][] = [
+    ['watch', () => configMaps(client).watch({ signal }).next()],
+    ['logs', () => client.logs('default', 'p', { signal }).next()],
+    ['logs().readable()', () => client.logs('default', 'p', { signal }).readable().getReader().read()],
+    ['discover', () => client.discover({ signal })],
+    ['resourceFor', () => client.resourceFor('pods', { signal })],
+  ];
+  for (const [what, read] of reads) {
+    const e = await within(rejection(read()), 1000, what);
+    assert.equal(e.reason, 'Aborted', `${what}: ${e.message}`);
+    assert.equal((e as { cause?: unknown }).cause, reason, what);
+  }
+  assert.equal(s.calls.length, 0, 'no request was made');
+  // return() before the signal aborts: done, not an error, and nothing is sent.
+  const ac = new AbortController();
+  const w = configMaps(client).watch({ signal: ac.signal });
+  assert.deepEqual(await w.return!(), { value: undefined, done: true });
+  ac.abort();
+  assert.deepEqual(await w.next(), { value: undefined, done: true });
+  assert.equal(s.calls.length, 0);
+  assert.throws(() => configMaps(client).watch({ signal: 'soon' as unknown as AbortSignal }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /`signal`/.test(e.message));
+});
+
+test('signal: aborting a discovery call leaves the request it shares to the other callers', async () => {
+  // In front of the sim: requests wait until released.
+  const held: (() => void)[] = [];
+  let open = false;
+  const srv = await local((req, res) => {
+    const forward = async () => {
+      const r = await fetch(server + req.url, { headers: { authorization: `Bearer ${token}`, accept: req.headers.accept ?? '*/*' } });
+      res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await r.arrayBuffer()));
+    };
+    if (open) void forward();
+    else held.push(() => void forward());
+  });
+  try {
+    const client = new KubeClient({ server: srv.url });
+    const ac = new AbortController();
+    const mine = client.resourceFor('pods', { signal: ac.signal });
+    const theirs = client.resourceFor('po');
+    await until(() => held.length > 0, 2000);
+    ac.abort();
+    assert.equal((await within(rejection(mine), 1000, 'the aborted call')).reason, 'Aborted');
+    open = true;
+    held.splice(0).forEach((go) => go());
+    assert.equal((await within(theirs, 5000, 'the other call')).resource, 'pods');
+  } finally {
+    await srv.close();
+  }
+});

@@ -213,6 +213,8 @@ test('every allowlist is exactly the members its typings declare', async () => {
     ['DeleteOptions', [], () => cms.delete('x', 'default', any({ [key]: 1 }))],
     ['DeleteCollectionOptions', [], () => cms.deleteCollection(any({ [key]: 1 }))],
     ['LogOptions', [], () => client.logs('ns-0', 'p', any({ [key]: 1 }))],
+    ['DiscoveryOptions', [], () => client.discover(any({ [key]: 1 }))],
+    ['DiscoveryOptions', [], () => client.resourceFor('pods', any({ [key]: 1 }))],
     ['WorkQueueOptions', [], () => new WorkQueue(any({ [key]: 1 }))],
     ['RunWorkersOptions', [], () => new WorkQueue().runWorkers(1, () => {}, any({ [key]: 1 }))],
     ['InformerFactoryOptions', [], () => new InformerFactory(client, any({ [key]: 1 }))],
