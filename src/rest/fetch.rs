@@ -109,22 +109,33 @@ fn classify(v: JsValue) -> Error {
 
 /// Whether a failed `fetch` says no connection was made, where the host
 /// tells: Node's `fetch` puts the socket error's code (`ECONNREFUSED`,
-/// `ENOTFOUND`, …) on the error's `cause`, Bun on the error.
+/// `ENOTFOUND`, …) on the error's `cause`, Bun on the error; Deno has no
+/// code, and says so in its cause's message; a port the host's `fetch`
+/// refuses to use (Node's "bad port", Deno's "Requests to port … are
+/// blocked") is never connected to either.
 fn unreachable(v: &JsValue) -> bool {
-    let code = |o: &JsValue| {
-        Reflect::get(o, &JsValue::from_str("code"))
+    let text = |o: &JsValue, k: &str| {
+        Reflect::get(o, &JsValue::from_str(k))
             .ok()
             .and_then(|c| c.as_string())
     };
     let cause = Reflect::get(v, &JsValue::from_str("cause"))
         .ok()
         .filter(|c| c.is_object());
-    cause
-        .as_ref()
-        .and_then(code)
-        .into_iter()
-        .chain(code(v))
-        .any(|c| super::transport::is_unreachable_code(&c))
+    let mut errors = cause.iter().chain(std::iter::once(v));
+    errors.any(|e| {
+        text(e, "code").is_some_and(|c| super::transport::is_unreachable_code(&c))
+            || text(e, "message").is_some_and(|m| never_connected(&m))
+    })
+}
+
+/// The messages of hosts whose `fetch` errors carry no code for a
+/// connection never made.
+fn never_connected(message: &str) -> bool {
+    message == "bad port"
+        || (message.contains("Requests to port ") && message.ends_with(" are blocked"))
+        || message.contains("client error (Connect): tcp connect error")
+        || message.contains("client error (Connect): dns error")
 }
 
 /// What a failed `fetch` says of a certificate the client does not trust,

