@@ -251,9 +251,23 @@ impl Api {
 
     /// GET a subresource (`status`, `scale`; `""`: the object itself).
     pub async fn get_subresource(&self, name: &str, sub: &str) -> Result<KubeObject, Error> {
-        self.client
-            .send_object(&self.object_request(Request::get(), name, sub)?)
-            .await
+        self.get_at(name, sub, None).await
+    }
+
+    /// GET a subresource (`""`: the object itself) at `resource_version`
+    /// (client-go's `GetOptions.ResourceVersion`: `"0"` lets the server
+    /// answer from its cache; `None` reads the latest).
+    pub async fn get_at(
+        &self,
+        name: &str,
+        sub: &str,
+        resource_version: Option<&str>,
+    ) -> Result<KubeObject, Error> {
+        let mut req = self.object_request(Request::get(), name, sub)?;
+        if let Some(rv) = resource_version {
+            req = req.query("resourceVersion", rv);
+        }
+        self.client.send_object(&req).await
     }
 
     /// PUT a subresource (`""`: the object itself).

@@ -116,6 +116,15 @@ pub async fn pod_logs(
     params: &LogParams,
 ) -> Result<LogLines, Error> {
     params.validate()?;
+    // Refused here: an empty segment would make another URL (`/api/v1/pods/p/log`).
+    if namespace.is_empty() {
+        return Err(Error::invalid_request(format!(
+            "pods is namespaced: the log of {name:?} needs a namespace"
+        )));
+    }
+    if name.is_empty() {
+        return Err(Error::invalid_request("a log needs a pod name"));
+    }
     let req = Request::get()
         .core()
         .namespace(namespace)
@@ -405,5 +414,14 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(err.code(), Some(400));
+        // No namespace or no name: refused, nothing sent.
+        let sent = t.request_count();
+        for (ns, pod, needle) in [("", "p", "needs a namespace"), ("ns", "", "pod name")] {
+            let err = block_on(pod_logs(&c, ns, pod, &LogParams::default()))
+                .err()
+                .unwrap();
+            assert!(err.to_string().contains(needle), "{err}");
+        }
+        assert_eq!(t.request_count(), sent);
     }
 }

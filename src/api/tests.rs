@@ -594,6 +594,10 @@ fn handle_paths_for_core_and_group_namespaced_and_cluster_resources() {
         "GET /apis/apps/v1/namespaces/prod/deployments/web/scale"
     );
     assert_eq!(
+        sent(&t, deploys.get_at("web", "", Some("0"))).unwrap(),
+        "GET /apis/apps/v1/namespaces/prod/deployments/web?resourceVersion=0"
+    );
+    assert_eq!(
         sent(
             &t,
             deploys.replace_subresource("web", "status", &body, &post)

@@ -143,6 +143,11 @@ export interface GetOptions {
   /** Read this subresource of the object (`status`, `scale`) instead of the object. */
   subresource?: string | undefined;
   /**
+   * `'0'`: any version the server has at hand (its watch cache), as client-go's `GetOptions.ResourceVersion`;
+   * unset reads the latest.
+   */
+  resourceVersion?: string | undefined;
+  /**
    * Cancels the call: the request in flight is aborted, a wait before a retry ends, and the promise rejects
    * with a `KubeError` whose reason is `Aborted` (its `cause` is the signal's reason). Already aborted: it
    * rejects at once, without a request. `AbortSignal.timeout(ms)` gives a call its own deadline.
@@ -368,7 +373,7 @@ const RESOURCE_REF: &[&str] = &[
 // The one-shot requests' options take an abort `signal` too.
 
 /// `GetOptions`' members.
-const GET_OPTIONS: &[&str] = &["subresource", "signal"];
+const GET_OPTIONS: &[&str] = &["subresource", "resourceVersion", "signal"];
 
 /// `ListOptions`' members.
 const LIST_OPTIONS: &[&str] = &[
@@ -732,11 +737,12 @@ impl ResourceClient {
             let opts = opts.unwrap_or_default();
             options::known_members(&opts, GET_OPTIONS, "get")?;
             let sub = options::string(&opts, "subresource")?.unwrap_or_default();
+            let rv = options::string(&opts, "resourceVersion")?;
             let api = self.scoped(namespace.as_deref());
             let signal = request_signal(&opts)?;
             Ok(future_to_promise(unless_aborted(signal, async move {
                 let o = api
-                    .get_subresource(&name, &sub)
+                    .get_at(&name, &sub, rv.as_deref())
                     .await
                     .map_err(|e| from_rest(&e))?;
                 Ok(to_js_owned(&o))

@@ -165,10 +165,20 @@ pub(crate) fn api_resource(opts: &JsValue) -> Result<ApiResource, KubeErrorInit>
     };
     let builtin = builtin_resources();
     let mut found = if let Some(plural) = options::string(opts, "resource")? {
-        builtin
+        let known = builtin
             .into_iter()
-            .find(|r| r.group == group && r.version == version && r.plural == plural)
-            .unwrap_or_else(|| ApiResource::new(&group, &version, &plural, true))
+            .find(|r| r.group == group && r.version == version && r.plural == plural);
+        // Both given (as `resourceFor`'s answer spread in): they must agree,
+        // or the call would act on another resource than one of them says.
+        if let (Some(r), Some(kind)) = (&known, options::string(opts, "kind")?) {
+            if r.kind != kind {
+                return Err(KubeErrorInit::invalid(format!(
+                    "`kind` {kind:?} and `resource` {plural:?} disagree: {plural:?} holds {:?}; pass one of them",
+                    r.kind
+                )));
+            }
+        }
+        known.unwrap_or_else(|| ApiResource::new(&group, &version, &plural, true))
     } else {
         let Some(kind) = options::string(opts, "kind")? else {
             return Err(KubeErrorInit::invalid(

@@ -153,6 +153,9 @@ test('writes reach the status subresource with the subresource option; a write t
   assert.equal(((await pods.get(name)) as WithStatus).status?.message, 'replaced');
   // Reading the status subresource (client-go's Get with "status").
   assert.equal(((await pods.get(name, undefined, { subresource: 'status' })) as WithStatus).status?.message, 'replaced');
+  // client-go's GetOptions.ResourceVersion: '0' is any version the server has at hand.
+  assert.equal((await pods.get(name, undefined, { resourceVersion: '0' })).metadata.name, name);
+  await assert.rejects(pods.get(name, undefined, { resourceVersion: 0 as unknown as string }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   await assert.rejects(pods.get(name, undefined, { subresource: 'a/b' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   await assert.rejects(async () => pods.create({ metadata: { name: 'x' } } as KubeObject, { subresource: 'status' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');
   await assert.rejects(async () => pods.patch(name, undefined, {}, 'merge', { subresource: 'a/b' }), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid');

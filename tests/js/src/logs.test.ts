@@ -90,6 +90,8 @@ test('cancelling a followed log aborts it; errors are typed', async () => {
     assert.rejects(p, (e: unknown) => e instanceof KubeError && e.code === code && e.reason === reason);
   await rejects(client.logs(ns, 'no-such-pod', {}).next(), 404, 'NotFound');
   await rejects(client.logs(ns, name, { container: 'nope' }).next(), 400, 'BadRequest');
+  // No namespace (a pod's `metadata.namespace ?? ''`): refused before a request to another URL.
+  await assert.rejects(client.logs('', name, {}).next(), (e: unknown) => e instanceof KubeError && e.reason === 'Invalid' && /needs a namespace/.test(e.message));
   await sim('/sim/seed', { namespaces: 3, pods: 30, seed: 1 });
   const fresh = await firstPod(client);
   await rejects(client.logs(fresh.ns, fresh.name, { container: fresh.container, previous: true }).next(), 400, 'BadRequest');

@@ -225,6 +225,12 @@ test('a 404 to a list or watch names the resource and path; a built-in kind in a
       invalid(/"Deployment" is not in "v1": the built-in kind is in \{ group: 'apps', version: 'v1' \}/),
     );
     assert.throws(() => factory.informer({ version: 'v1', kind: 'Widget' }), invalid(/not a built-in kind: resolve it with `await client.resourceFor\("Widget"\)`/));
+    // A kind and a resource that disagree: refused, not one of them silently used.
+    const disagree = invalid(/`kind` "Pod" and `resource` "services" disagree: "services" holds "Service"/);
+    assert.throws(() => client.resource({ version: 'v1', kind: 'Pod', resource: 'services' }), disagree);
+    assert.throws(() => factory.informer({ version: 'v1', kind: 'Pod', resource: 'services' }), disagree);
+    // resourceFor's answer spread in agrees with itself.
+    assert.ok((await client.resource({ ...(await client.resourceFor('svc')), namespace: 'default' }).list({})).items);
   } finally {
     factory.shutdown();
   }
