@@ -17,9 +17,9 @@ use super::promise::{future_to_promise, rejecting};
 use super::selector::label_selector_query;
 use crate::api::{Api, Deleted, Discovery};
 use crate::rest::{
-    Client, Config, CredentialsMode, DeleteParams, Error, ListParams, ObjectList, PatchParams,
-    PatchType, PostParams, Preconditions, PropagationPolicy, RateLimit, Request, Status,
-    WatchEvent, WatchParams, WatchStream, WatchTransportMode,
+    Cause, Client, Config, CredentialsMode, DeleteParams, Error, ListParams, ObjectList,
+    PatchParams, PatchType, PostParams, Preconditions, PropagationPolicy, RateLimit, Request,
+    Status, WatchEvent, WatchParams, WatchStream, WatchTransportMode,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -443,16 +443,17 @@ fn config_from_js(opts: &JsValue) -> Result<Config, KubeErrorInit> {
                 // A provider that fails is an identity provider out of
                 // reach for now, not a bad config: the request fails and
                 // an informer tries again after its backoff.
-                let mut v = provider.call0(&JsValue::NULL).map_err(|e| {
-                    Error::credentials(format!("tokenProvider threw: {}", options::thrown_text(&e)))
-                })?;
+                let failed = |how: &str, e: JsValue| {
+                    Error::credentials(format!("tokenProvider {how}: {}", options::thrown_text(&e)))
+                        .with_cause(Cause::new(e))
+                };
+                let mut v = provider
+                    .call0(&JsValue::NULL)
+                    .map_err(|e| failed("threw", e))?;
                 if let Some(p) = v.dyn_ref::<Promise>() {
-                    v = JsFuture::from(p.clone()).await.map_err(|e| {
-                        Error::credentials(format!(
-                            "tokenProvider rejected: {}",
-                            options::thrown_text(&e)
-                        ))
-                    })?;
+                    v = JsFuture::from(p.clone())
+                        .await
+                        .map_err(|e| failed("rejected", e))?;
                 }
                 v.as_string()
                     .ok_or_else(|| Error::invalid_config("tokenProvider must return a string"))

@@ -24,6 +24,12 @@ export declare class KubeError extends Error {
   readonly status?: Status | undefined;
   /** For selector and option errors: the character offset of the problem. */
   readonly position?: number;
+  /**
+   * What lies under the error, when the platform gave one: for `Network` the transport's own error (Node's, with
+   * its `code` such as `ECONNREFUSED`), for `Credentials` what the token provider threw, for `Aborted` the
+   * signal's reason.
+   */
+  readonly cause?: unknown;
 }
 "#;
 
@@ -91,14 +97,20 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
         ),
         _ => None,
     };
-    KubeErrorInit {
+    let err = KubeErrorInit {
         message: e.to_string(),
         code,
         reason,
         position: None,
         status,
     }
-    .into_js()
+    .into_js();
+    // The platform's own error (Node's with its `code`), as `fetch` hands it on.
+    if let Some(cause) = e.cause().and_then(|c| c.get::<JsValue>()) {
+        // A fresh error object: setting a member cannot fail.
+        let _ = js_sys::Reflect::set(&err, &JsValue::from_str("cause"), cause);
+    }
+    err
 }
 
 /// A `Status` as a plain JS object with the members its JSON has, in the

@@ -12,6 +12,37 @@ use serde::{Deserialize, Serialize};
 /// The longest excerpt of a bad body or line kept in an error.
 const EXCERPT_MAX: usize = 120;
 
+/// The error a platform reported under one of ours (a JS host's `Error`),
+/// handed on as the `cause` of the error the caller sees. Opaque to the
+/// client: it compares equal to any other cause, so errors compare by what
+/// the client knows of them.
+#[derive(Clone)]
+pub struct Cause(std::rc::Rc<dyn std::any::Any>);
+
+impl Cause {
+    /// Wrap a platform error.
+    pub fn new<T: 'static>(value: T) -> Self {
+        Cause(std::rc::Rc::new(value))
+    }
+
+    /// The platform error, if it is a `T`.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Cause(..)")
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// Every failure the client reports.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -28,6 +59,8 @@ pub enum Error {
         /// not retry it, as client-go retries only connections lost on the
         /// way. False where the host hides the cause (a browser's `fetch`).
         unreachable: bool,
+        /// The platform's own error, when there is one to hand on.
+        cause: Option<Cause>,
     },
     /// No response (or, on a watch, no bytes) within the configured time.
     Timeout {
@@ -57,6 +90,8 @@ pub enum Error {
     Credentials {
         /// Which provider failed, and what it said.
         message: String,
+        /// What the provider threw, when there is one to hand on.
+        cause: Option<Cause>,
     },
     /// The request could not be built (bad name, unserializable body, …).
     InvalidRequest {
@@ -340,6 +375,7 @@ impl Error {
         Error::Network {
             message: message.into(),
             unreachable: false,
+            cause: None,
         }
     }
 
@@ -349,6 +385,24 @@ impl Error {
         Error::Network {
             message: message.into(),
             unreachable: true,
+            cause: None,
+        }
+    }
+
+    /// This error with the platform's own error as its cause (kept on
+    /// network and credential failures; the others have none).
+    pub fn with_cause(mut self, cause: Cause) -> Self {
+        if let Error::Network { cause: c, .. } | Error::Credentials { cause: c, .. } = &mut self {
+            *c = Some(cause);
+        }
+        self
+    }
+
+    /// The platform's error behind this one (see [`Error::with_cause`]).
+    pub fn cause(&self) -> Option<&Cause> {
+        match self {
+            Error::Network { cause, .. } | Error::Credentials { cause, .. } => cause.as_ref(),
+            _ => None,
         }
     }
 
@@ -370,6 +424,7 @@ impl Error {
     pub fn credentials(message: impl Into<String>) -> Self {
         Error::Credentials {
             message: message.into(),
+            cause: None,
         }
     }
 
@@ -638,7 +693,7 @@ impl fmt::Display for Error {
                 write!(f, "decode error: {message} (input: {excerpt:?})")
             }
             Error::InvalidConfig { message } => write!(f, "invalid config: {message}"),
-            Error::Credentials { message } => write!(f, "getting credentials: {message}"),
+            Error::Credentials { message, .. } => write!(f, "getting credentials: {message}"),
             Error::InvalidRequest { message } => write!(f, "invalid request: {message}"),
             Error::Refused { message } => f.write_str(message),
             Error::LineTooLong { limit } => write!(

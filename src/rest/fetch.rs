@@ -21,7 +21,7 @@ use super::config::CredentialsMode;
 use super::transport::{
     BodyStream, HttpRequest, HttpResponse, SocketRequest, Transport, WatchSlot,
 };
-use super::Error;
+use super::{Cause, Error};
 
 /// The `fetch`-based transport: over `globalThis.fetch`, or a `fetch` the
 /// user supplies (custom auth or tracing, an mTLS-capable `fetch` in Node,
@@ -99,11 +99,11 @@ fn classify(v: JsValue) -> Error {
         };
         Error::Refused { message }
     } else if unreachable(&v) {
-        Error::unreachable(js_message(&v))
+        Error::unreachable(js_message(&v)).with_cause(Cause::new(v))
     } else {
         // A TypeError: a browser hides whether it was DNS, refusal or CORS,
         // so the client retries it (within its timeout).
-        Error::network(js_message(&v))
+        Error::network(js_message(&v)).with_cause(Cause::new(v))
     }
 }
 

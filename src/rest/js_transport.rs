@@ -21,7 +21,7 @@ use web_sys::AbortController;
 
 use super::config::CredentialsMode;
 use super::transport::{BodyStream, HttpRequest, HttpResponse, Transport};
-use super::Error;
+use super::{Cause, Error};
 
 /// A transport implemented in JavaScript: `{ request(req) }` (see the module
 /// docs for the protocol).
@@ -89,16 +89,16 @@ fn classify(v: JsValue) -> Error {
         // A credential source of the transport's own (a kubeconfig's exec
         // plugin) failed: as a `tokenProvider` that throws.
         let msg = msg.strip_prefix("getting credentials: ").unwrap_or(&msg);
-        Error::credentials(msg)
+        Error::credentials(msg).with_cause(Cause::new(v))
     } else if get(&v, "retryable").as_bool() == Some(false) {
         Error::Refused { message: msg }
     } else if code
         .as_deref()
         .is_some_and(super::transport::is_unreachable_code)
     {
-        Error::unreachable(msg)
+        Error::unreachable(msg).with_cause(Cause::new(v))
     } else {
-        Error::network(msg)
+        Error::network(msg).with_cause(Cause::new(v))
     }
 }
 

@@ -55,7 +55,9 @@ pub use config::{
     Auth, Config, CredentialsMode, RateLimit, TokenProvider, DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_RETRY_BACKOFF,
 };
-pub use error::{ApiError, Error, Status, StatusCause, StatusDetails, StatusMeta, MAX_RETRY_AFTER};
+pub use error::{
+    ApiError, Cause, Error, Status, StatusCause, StatusDetails, StatusMeta, MAX_RETRY_AFTER,
+};
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
 pub(crate) use framer::find_newline;

@@ -151,6 +151,8 @@ test('whatever a callback throws becomes the text of a KubeError, and the module
       assert.match(err.message, /^getting credentials: tokenProvider (threw|rejected): /);
       assert.equal(err.reason, 'Credentials', err.message);
       if (thrown !== undefined && typeof thrown !== 'object') assert.ok(err.message.includes(String(thrown)), err.message);
+      // What the provider threw is the error's cause (an `undefined` one leaves none to give).
+      if (thrown !== undefined) assert.equal(err.cause, thrown);
     }
   }
   // A transform that throws a number: the object is skipped with its key.

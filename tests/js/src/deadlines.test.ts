@@ -74,6 +74,12 @@ test('a server that refuses connections fails a read at once, over the Node tran
     const e = await within(rejection(configMaps(client).get('x')), 3000, transport);
     assert.equal(e.reason, 'Network', `${transport}: ${e.message}`);
     assert.match(e.message, /ECONNREFUSED|Connection ?refused/i, transport);
+    // The transport's own error is the cause (Node's `fetch` nests the socket's under its own).
+    const cause = e.cause as { code?: string; cause?: { code?: string } } | undefined;
+    assert.ok(cause instanceof Error, `${transport}: a cause`);
+    if (process.versions.node && !('Deno' in globalThis) && !('Bun' in globalThis)) {
+      assert.equal(cause.code ?? cause.cause?.code, 'ECONNREFUSED', transport);
+    }
     assert.ok(Date.now() - began < 1000, `${transport}: failed after ${Date.now() - began} ms`);
   }
   // A port `fetch` refuses to use is never connected to either.
