@@ -426,10 +426,18 @@ pub fn handshake_error(url: &str) -> Error {
     ))
 }
 
-/// Whether a request must go over fetch because of its headers.
+/// Whether a request must go over fetch because of its headers. An
+/// `Accept` is a preference a WebSocket watch does without: a metadata-only
+/// informer's watch then gets whole objects, which it cuts down itself, so
+/// past the budget it does not hold a connection the budget never counted.
 fn needs_headers(client: &Client, req: &Request) -> bool {
     let cfg = client.config();
-    !cfg.headers.is_empty() || cfg.user_agent.is_some() || !req.headers().is_empty()
+    !cfg.headers.is_empty()
+        || cfg.user_agent.is_some()
+        || req
+            .headers()
+            .iter()
+            .any(|(k, _)| !k.eq_ignore_ascii_case("accept"))
 }
 
 /// Decide the transport of a watch to `origin`.

@@ -52,7 +52,7 @@ const writeEach = async (tag) => {
     });
   }));
   await Promise.all(infs.map((inf, i) => {
-    const s = window.__scopes[i];
+    const { metadataOnly, ...s } = window.__scopes[i];
     const ns = s.resource === 'namespaces' || s.resource === 'nodes' ? undefined : (s.namespace ?? 'default');
     const kind = { pods: 'Pod', services: 'Service', configmaps: 'ConfigMap', secrets: 'Secret', namespaces: 'Namespace', nodes: 'Node', events: 'Event', endpoints: 'Endpoints', serviceaccounts: 'ServiceAccount', deployments: 'Deployment', replicasets: 'ReplicaSet', statefulsets: 'StatefulSet', daemonsets: 'DaemonSet', widgets: 'Widget' }[s.resource];
     const apiVersion = s.group ? `${s.group}/${s.version}` : s.version;
@@ -143,10 +143,11 @@ test('one page with 20 informers: all sync within 5 s and see a write to each wi
   }
 });
 
-test('two pages of the same origin with 10 informers each are both fully live', async () => {
+test('two pages of the same origin with 10 informers each, metadata-only ones among them, are both fully live', async () => {
   const pages = [await browser.context.newPage(), await browser.context.newPage()];
   try {
-    const halves = [SCOPES.slice(0, 10), SCOPES.slice(10)];
+    // Two metadata-only informers a page: their watches count in the budget too.
+    const halves = [SCOPES.slice(0, 10), SCOPES.slice(10)].map((h) => h.map((s, j) => (j >= 8 ? { ...s, metadataOnly: true } : s)));
     await Promise.all(pages.map((p) => p.goto(BLANK())));
     for (const [i, p] of pages.entries()) await p.evaluate((s) => (window.__scopes = s), halves[i]);
     const synced = await Promise.all(pages.map((p, i) => p.evaluate(openInformers(), halves[i])));
@@ -156,6 +157,13 @@ test('two pages of the same origin with 10 informers each are both fully live', 
     assert.ok(fetches <= 4, `${fetches} fetch watches across both pages`);
     const ms = await Promise.all(pages.map((p, i) => p.evaluate(writeEach, `two-pages-${i}`)));
     for (const m of ms) assert.ok(Math.max(...m) < 1_000, `every write seen within 1 s: ${m.map((x) => x.toFixed(0))}`);
+    // Over WebSocket a metadata-only informer gets whole objects, and cuts them down.
+    for (const [i, p] of pages.entries()) {
+      const kinds = await p.evaluate((tag) => window.__kw.infs.slice(8).map((inf) => inf.lister().list().find((o) => o.metadata.name === tag)?.kind), `two-pages-${i}`);
+      assert.deepEqual(kinds, ['PartialObjectMetadata', 'PartialObjectMetadata']);
+    }
+    const reasons = synced.flatMap((s) => s.statuses.slice(8).map((st) => `${st.transport}/${st.transportReason}`));
+    assert.ok(reasons.some((r) => r === 'websocket/over-budget'), `a metadata-only watch past the budget: ${reasons}`);
   } finally {
     for (const p of pages) {
       await p.evaluate(() => window.__kw?.factory.shutdown()).catch(() => {});

@@ -325,6 +325,38 @@ fn hosts_without_a_shared_pool_keep_fetch() {
 }
 
 #[test]
+fn an_accept_header_is_left_behind_past_the_budget_and_when_websocket_is_forced() {
+    // A metadata-only watch: the `Accept` asks for PartialObjectMetadata.
+    let metadata = || pods().header("Accept", "application/json;as=PartialObjectMetadata");
+    let watch = |c: &Client| {
+        let c = c.clone();
+        let r = start(async move { c.watch(&metadata()).await });
+        let s = r.borrow_mut().take().expect("opened").expect("watch");
+        s
+    };
+    let host = Host::browser();
+    let mut cfg = config(WatchTransportMode::Auto);
+    cfg.fetch_watches_per_origin = 1;
+    let (c, _clock) = client(&host, cfg.clone());
+    let first = watch(&c);
+    assert_eq!(
+        transport(&first),
+        (WatchTransport::Fetch, TransportReason::WithinBudget),
+        "within the budget it asks over fetch"
+    );
+    let second = watch(&c);
+    assert_eq!(
+        transport(&second),
+        (WatchTransport::WebSocket, TransportReason::OverBudget)
+    );
+    assert_eq!(open_fetch_watches(BASE), 1, "no connection past the budget");
+    drop((first, second));
+
+    let (c, _clock) = client(&host, config(WatchTransportMode::WebSocket));
+    assert_eq!(transport(&watch(&c)).0, WatchTransport::WebSocket);
+}
+
+#[test]
 fn multiplexed_origins_headers_and_missing_websocket_keep_fetch() {
     let host = Host::browser();
     *host.protocol.borrow_mut() = Some("h2".into());
