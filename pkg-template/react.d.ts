@@ -8,7 +8,7 @@ import type { Informer, InformerFactory, InformerOptions, KubeObject, ListFilter
  * the informer stops watching after the factory's `releaseGraceMs` unless
  * something else holds it. Functions in `opts` are the first caller's (later mounts' inline ones are not compared).
  */
-export declare function useInformer<T extends KubeObject = KubeObject>(factory: InformerFactory, opts: InformerOptions<T>): Informer<T>;
+export declare function useInformer<T extends object = KubeObject>(factory: InformerFactory, opts: InformerOptions<T>): Informer<T>;
 
 /**
  * The informer's objects matching `filter`, sorted by namespace and name;
@@ -17,7 +17,7 @@ export declare function useInformer<T extends KubeObject = KubeObject>(factory: 
  * for a malformed selector. On the server and while hydrating, an empty
  * array (the server never starts informers); the cache's objects follow.
  */
-export declare function useList<T extends KubeObject = KubeObject>(informer: Informer<T>, filter?: ListFilter): readonly T[];
+export declare function useList<T extends object = KubeObject>(informer: Informer<T>, filter?: ListFilter): readonly T[];
 
 /**
  * One cached object, or `undefined` while it is absent (`namespace` is
@@ -27,4 +27,4 @@ export declare function useList<T extends KubeObject = KubeObject>(informer: Inf
  * namespace, and is `undefined` on an informer of every namespace (where
  * `Lister.get` throws). `undefined` on the server and while hydrating.
  */
-export declare function useObject<T extends KubeObject = KubeObject>(informer: Informer<T>, namespace: string | null | undefined, name: string): T | undefined;
+export declare function useObject<T extends object = KubeObject>(informer: Informer<T>, namespace: string | null | undefined, name: string): T | undefined;

@@ -28,6 +28,7 @@ import type {
   LogOptions,
   NewObject,
   LogStream,
+  ObjectInput,
   PatchKind,
   ReconcileResult,
   ResourceRef,
@@ -84,7 +85,7 @@ export declare class KubeClient {
   free(): void;
   [Symbol.dispose](): void;
   /** A client for one resource (any group/version/resource or built-in kind, CRDs included), in `r.namespace` or across all namespaces. */
-  resource<T extends KubeObject = KubeObject>(r: ResourceRef): ResourceClient<T>;
+  resource<T extends object = KubeObject>(r: ResourceRef): ResourceClient<T>;
   /** Every resource the server offers, every served version; cached for five minutes. `signal` stops this call's wait. */
   discover(opts?: DiscoveryOptions): Promise<ApiResourceInfo[]>;
   /** Resolve a plural, singular, short name or kind (optionally `.group`-qualified) as kubectl does. `signal` stops this call's wait. */
@@ -106,25 +107,56 @@ export declare class KubeClient {
  * (else the call rejects with a `KubeError`, reason `Invalid`); a
  * cluster-scoped resource ignores both.
  */
-export declare class ResourceClient<T extends KubeObject = KubeObject> {
+export declare class ResourceClient<T extends object = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
   /** Get one object by name: a cluster-scoped one, or in the client's namespace. */
   get(name: string): Promise<T>;
+  /** Get one object's `status` subresource by name in `namespace` (the client's when `null` or `undefined`): a `T`. */
+  get(name: string, namespace: string | null | undefined, opts: GetOptions & { subresource: 'status' }): Promise<T>;
   /**
-   * Get one object by name in `namespace` (the client's when `null` or
-   * `undefined`); `{ subresource: 'status' }` or `'scale'` reads that
-   * subresource (a `scale` is an `autoscaling/v1` `Scale`, not a `T`).
+   * Get another subresource of one object, e.g. `'scale'`, whose object is not a `T` (an `autoscaling/v1`
+   * `Scale`): a `KubeObject`, or the type given as `S` (`get<Scale>(...)`).
+   */
+  get<S extends object = KubeObject>(name: string, namespace: string | null | undefined, opts: GetOptions & { subresource: string }): Promise<S>;
+  /**
+   * Get one object by name in `namespace` (the client's when `null` or `undefined`). Options whose `subresource`
+   * is only known as a `string` are typed as reading the object.
    */
   get(name: string, namespace: string | null | undefined, opts?: GetOptions): Promise<T>;
   /** List one page (or everything when no `limit` is given). */
   list(opts?: ListOptions): Promise<ListResult<T>>;
-  /** Create an object, in `metadata.namespace` or the client's. */
-  create(obj: NewObject<T>, opts?: WriteOptions): Promise<T>;
-  /** Replace the object named by `metadata.name`, in `metadata.namespace` or the client's (optimistic concurrency through `metadata.resourceVersion`). */
-  replace(obj: T, opts?: WriteOptions): Promise<T>;
-  /** Patch an object, in `namespace` or the client's: `merge`, `strategic`, `json` (a JSON Patch array) or `apply` (server-side apply; needs `fieldManager`). */
+  /**
+   * Create an object, in `metadata.namespace` or the client's: an object literal (whose name may be left to the
+   * server through `metadata.generateName`) or a value typed `T` as `kubernetes-types` declares it.
+   */
+  create(obj: NewObject<T> | ObjectInput<T>, opts?: WriteOptions): Promise<T>;
+  /** Replace the object's `status` subresource (client-go's `UpdateStatus`). */
+  replace(obj: T | ObjectInput<T>, opts: WriteOptions & { subresource: 'status' }): Promise<T>;
+  /**
+   * Replace another subresource, e.g. `'scale'`: the object written and returned is that subresource's (an
+   * `autoscaling/v1` `Scale`), typed as given (`S`, by default what `obj` is).
+   */
+  replace<S extends object = KubeObject>(obj: S | ObjectInput<S>, opts: WriteOptions & { subresource: string }): Promise<S>;
+  /**
+   * Replace the object named by `metadata.name`, in `metadata.namespace` or the client's (optimistic concurrency
+   * through `metadata.resourceVersion`). Options whose `subresource` is only known as a `string` are typed as
+   * writing the object.
+   */
+  replace(obj: T | ObjectInput<T>, opts?: WriteOptions): Promise<T>;
+  /** Patch an object's `status` subresource, in `namespace` or the client's. */
+  patch(name: string, namespace: string | null | undefined, patch: object, kind: PatchKind, opts: WriteOptions & { subresource: 'status' }): Promise<T>;
+  /**
+   * Patch another subresource, e.g. `'scale'`, whose object is not a `T` (an `autoscaling/v1` `Scale`): a
+   * `KubeObject`, or the type given as `S`.
+   */
+  patch<S extends object = KubeObject>(name: string, namespace: string | null | undefined, patch: object, kind: PatchKind, opts: WriteOptions & { subresource: string }): Promise<S>;
+  /**
+   * Patch an object, in `namespace` or the client's: `merge`, `strategic`, `json` (a JSON Patch array) or `apply`
+   * (server-side apply; needs `fieldManager`). Options whose `subresource` is only known as a `string` are typed
+   * as patching the object.
+   */
   patch(name: string, namespace: string | null | undefined, patch: object, kind: PatchKind, opts?: WriteOptions): Promise<T>;
   /**
    * Delete an object, in `namespace` or the client's. Resolves with the object
@@ -145,7 +177,12 @@ export declare class ResourceClient<T extends KubeObject = KubeObject> {
    * Watch changes as an async iterable of events; breaking out of the loop aborts the request, and so does the
    * options' `signal` (the pending `next()` then rejects with `Aborted`).
    */
-  watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>> & { readonly transport: WatchCarrier | undefined };
+  watch(opts?: WatchOptions): AsyncIterableIterator<WatchEvent<T>> & {
+    /** What carries the watch, once the first event was asked for. */
+    readonly transport: WatchCarrier | undefined;
+    /** End the watch: the request is aborted and a pending `next()` resolves `done` (always present, unlike an `AsyncIterator`'s). */
+    return(): Promise<IteratorResult<WatchEvent<T>, undefined>>;
+  };
 }
 
 /** Shares one informer per identical options. */
@@ -170,7 +207,7 @@ export declare class InformerFactory {
    * `indexers` under new names and `labelIndexes` are added to the shared
    * informer.
    */
-  informer<T extends KubeObject = KubeObject>(opts: InformerOptions<T>): Informer<T>;
+  informer<T extends object = KubeObject>(opts: InformerOptions<T>): Informer<T>;
   /** Start every informer (and those created later). */
   start(): void;
   /**
@@ -189,7 +226,7 @@ export declare class InformerFactory {
 }
 
 /** A live, indexed cache of one resource. */
-export declare class Informer<T extends KubeObject = KubeObject> {
+export declare class Informer<T extends object = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
@@ -256,7 +293,7 @@ export declare class Informer<T extends KubeObject = KubeObject> {
 }
 
 /** Read-only queries on an informer's cache. */
-export declare class Lister<T extends KubeObject = KubeObject> {
+export declare class Lister<T extends object = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
@@ -281,7 +318,7 @@ export declare class Lister<T extends KubeObject = KubeObject> {
 }
 
 /** A filtered live view (see `Informer.scoped`). */
-export declare class ScopedView<T extends KubeObject = KubeObject> {
+export declare class ScopedView<T extends object = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;

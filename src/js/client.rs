@@ -39,7 +39,11 @@ export interface ObjectMeta {
   [field: string]: unknown;
 }
 
-/** Any Kubernetes object. Bring precise typings (e.g. `kubernetes-types`) through the generic parameters. */
+/**
+ * Any Kubernetes object. Bring precise typings (e.g. `kubernetes-types`' `Pod`, or an interface of your own) through
+ * the generic parameters: any object type fits them, and `Pod & KubeObject` also types `metadata.name` as present,
+ * as it is in every object the server sends.
+ */
 export interface KubeObject {
   apiVersion?: string | undefined;
   kind?: string | undefined;
@@ -225,9 +229,32 @@ export interface WatchBookmark {
 /** `T` without the members `K` (unlike `Omit`, it keeps the named members of a type with an index signature). */
 type Without<T, K> = { [P in keyof T as P extends K ? never : P]: T[P] };
 
+/**
+ * `T`'s named members without its index signatures: an interface (as `kubernetes-types` declares its objects) has
+ * none, so it is assignable to this where it is not to `T`.
+ */
+type Named<T> = { [P in keyof T as string extends P ? never : number extends P ? never : symbol extends P ? never : P]: T[P] };
+
+/** The type of `T`'s `metadata`, present. */
+type MetaOf<T> = T extends { metadata?: infer M } ? Exclude<M, undefined> : never;
+
 /** What `create` takes: an object whose name may be left to the server through `metadata.generateName`. */
-export type NewObject<T extends KubeObject = KubeObject> = Without<T, 'metadata'> & {
-  metadata: Without<T['metadata'], 'name'> & { name?: string | undefined; generateName?: string | undefined };
+export type NewObject<T extends object = KubeObject> = Without<T, 'metadata'> & {
+  metadata: Without<MetaOf<T>, 'name'> & { name?: string | undefined; generateName?: string | undefined };
+};
+
+/**
+ * What `create` and `replace` also take: a `T` as a typed variable holds it, e.g. a `kubernetes-types` `ConfigMap`
+ * for a client of `ConfigMap & KubeObject`, or a client-node `V1Pod` for an untyped client. Index signatures are
+ * dropped (an interface has none), `metadata` and its `name` may be absent (as `kubernetes-types` declares them;
+ * `replace` without a name rejects with `Invalid`), and the timestamps the server sets are not checked (client-node
+ * types them as `Date`, which is sent as its JSON string).
+ */
+export type ObjectInput<T extends object = KubeObject> = Named<Without<T, 'metadata'>> & {
+  metadata?: (Named<Without<MetaOf<T>, 'name' | 'generateName' | 'creationTimestamp' | 'deletionTimestamp'>> & {
+    name?: string | undefined;
+    generateName?: string | undefined;
+  }) | undefined;
 };
 
 /** Options of writes. */
@@ -258,12 +285,18 @@ export interface DeleteOptions {
   apiVersion?: string | undefined;
   /** `DeleteOptions`, as a `kubernetes-types` `V1DeleteOptions` carries it (optional; another is refused). */
   kind?: string | undefined;
-  /** Ask the server to check the delete without deleting: `true`, or the API's own `['All']`. Anything else is refused. */
-  dryRun?: boolean | ['All'] | [] | undefined;
+  /**
+   * Ask the server to check the delete without deleting: `true`, or the API's own `['All']` (`[]`: no). Typed as
+   * `kubernetes-types` types it; another array is refused.
+   */
+  dryRun?: boolean | readonly string[] | undefined;
   /** Seconds the object may take to terminate (0: at once). */
   gracePeriodSeconds?: number | undefined;
-  /** What happens to dependents: the server's default for the resource when absent. */
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' | undefined;
+  /**
+   * What happens to dependents: the server's default for the resource when absent. Any string fits, as
+   * `kubernetes-types` types it; one other than these three is refused.
+   */
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' | (string & {}) | undefined;
   /**
    * Delete only if the object still has this `uid` and/or `resourceVersion`;
    * otherwise the promise rejects with a 409 `Conflict` and nothing is deleted
@@ -935,7 +968,7 @@ impl ResourceClient {
     /// `signal` (the pending `next()` rejects with `Aborted`); `transport`
     /// tells what carries it once the first event was asked for.
     #[wasm_bindgen(
-        unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>> & { readonly transport: WatchCarrier | undefined }"
+        unchecked_return_type = "AsyncIterableIterator<WatchEvent<KubeObject>> & { readonly transport: WatchCarrier | undefined; return(): Promise<IteratorResult<WatchEvent<KubeObject>, undefined>> }"
     )]
     pub fn watch(
         &self,

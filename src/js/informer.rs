@@ -54,9 +54,9 @@ export interface SyncWaitOptions {
  * the index (it stays cached); a string is one value. One that throws or returns anything else skips the object,
  * reported to `error` listeners.
  */
-export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => readonly string[] | string | null | undefined;
+export type IndexFunc<T extends object = KubeObject> = (obj: T) => readonly string[] | string | null | undefined;
 
-export interface InformerOptions<T extends KubeObject = KubeObject> {
+export interface InformerOptions<T extends object = KubeObject> {
   group?: string | undefined;
   version: string;
   resource?: string | undefined;
@@ -248,7 +248,7 @@ export interface HandlerOptions {
  * that rejects, is reported to the informer's `error` listeners and does
  * not stop the others.
  */
-export interface EventHandlers<T extends KubeObject = KubeObject> {
+export interface EventHandlers<T extends object = KubeObject> {
   /**
    * An object appeared (or, for a registration made after start, was already cached). `isInInitialList` is true
    * for the objects of the informer's first list, and for the cache replayed to a registration made after start
@@ -290,7 +290,7 @@ export interface ListFilter {
 }
 
 /** A filtered live view with the `useSyncExternalStore` contract. */
-export interface ScopedView<T extends KubeObject = KubeObject> {
+export interface ScopedView<T extends object = KubeObject> {
   getSnapshot(): readonly T[];
   subscribe(listener: (diff: Diff) => void): () => void;
 }

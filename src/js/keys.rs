@@ -14,7 +14,7 @@ use super::options;
 #[wasm_bindgen(js_name = keyOf)]
 pub fn key_of(
     #[wasm_bindgen(
-        unchecked_param_type = "{ metadata: { name?: string | undefined; namespace?: string | undefined } }"
+        unchecked_param_type = "{ metadata?: { name?: string | undefined; namespace?: string | undefined } | undefined }"
     )]
     obj: &JsValue,
 ) -> Result<String, JsValue> {

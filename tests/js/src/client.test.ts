@@ -247,7 +247,7 @@ test('return() while a next() waits ends that next() and closes the watch', asyn
   const pending = it.next();
   for (let i = 0; i < 50 && (await stats()).openWatches <= before; i++) await new Promise((r) => setTimeout(r, 50));
   assert.equal((await stats()).openWatches, before + 1, 'the watch is open and quiet');
-  await it.return!();
+  await it.return();
   const settled = await Promise.race([pending, new Promise((r) => setTimeout(() => r('still pending after 5 s'), 5000))]);
   assert.deepEqual(settled, { value: undefined, done: true });
   for (let i = 0; i < 50 && (await stats()).openWatches > before; i++) await new Promise((r) => setTimeout(r, 50));
@@ -266,7 +266,7 @@ test('next() calls that do not wait for each other get one event each, in order'
     const got = (await three).map((r) => (r.done || r.value.type === 'BOOKMARK' ? null : r.value.object.metadata.name));
     assert.deepEqual(got, names);
   } finally {
-    await it.return!();
+    await it.return();
   }
 });
 

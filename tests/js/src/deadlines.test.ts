@@ -336,7 +336,7 @@ test('signal: an aborted one ends a watch, a log and discovery before any reques
   // return() before the signal aborts: done, not an error, and nothing is sent.
   const ac = new AbortController();
   const w = configMaps(client).watch({ signal: ac.signal });
-  assert.deepEqual(await w.return!(), { value: undefined, done: true });
+  assert.deepEqual(await w.return(), { value: undefined, done: true });
   ac.abort();
   assert.deepEqual(await w.next(), { value: undefined, done: true });
   assert.equal(s.calls.length, 0);

@@ -470,7 +470,7 @@ for (const coding of [undefined, 'gzip', 'br'] as const) {
       const rv = (r: IteratorResult<WatchEvent<KubeObject>>) => Number(r.done ? NaN : r.value.object.metadata.resourceVersion);
       const from = rv(first);
       for (let i = 1; i <= 2000 || s.state.written === before; i++) assert.equal(rv(await it.next()), from + i);
-      await it.return!();
+      await it.return();
       await until(() => s.state.closed === 1);
     } finally {
       await s.close();

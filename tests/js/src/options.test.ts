@@ -83,7 +83,7 @@ test("namespace: '' lists and watches every namespace, as NamespaceAll; absent k
   const next = w.next();
   await rc.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'everywhere', namespace: other }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
   const ev = await next;
-  await w.return?.();
+  await w.return();
   await rc.delete('everywhere', other);
   assert.equal(ev.done, false);
   assert.equal(ev.value.type, 'ADDED');
