@@ -129,6 +129,7 @@ bench: deps
 	$(WITH_SIM) node tests/js/bench/metadata-bytes.mjs
 	$(WITH_SIM) node tests/js/bench/freeze.mjs
 	$(WITH_SIM) node tests/js/bench/field-selector.mjs
+	$(WITH_SIM) node tests/js/bench/snapshot.mjs
 	for i in 1 2 3; do for m in bounded unbounded; do $(WITH_SIM) node tests/js/bench/slow-handler.mjs $$m || exit 1; done; done
 	for b in $(WASM_BENCHES); do \
 	  $(WITH_SIM) scripts/wasm-test.sh node --release --features bench $$b -- --nocapture || exit 1; \

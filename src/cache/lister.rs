@@ -34,6 +34,16 @@ pub struct Lister {
     store: Store,
 }
 
+/// Whether `obj` is among what [`Lister::for_each_in`] visits for these
+/// arguments (`""` or no namespace: every namespace).
+pub fn in_scope(namespace: Option<&str>, selector: &LabelSelector, obj: &KubeObject) -> bool {
+    !selector.is_nothing()
+        && namespace
+            .filter(|n| !n.is_empty())
+            .is_none_or(|n| obj.namespace().unwrap_or("") == n)
+        && selector.matches(obj)
+}
+
 impl Lister {
     /// A lister over `store` (an informer's [`store`](super::SharedIndexInformer::store),
     /// or [`Indexer::reader`](super::Indexer::reader) of a store of your own).
@@ -114,9 +124,8 @@ impl Lister {
             }
         }
         let exact = ns_covered && all_covered;
-        let ns_ok = |o: &KubeObject| namespace.is_none_or(|n| o.namespace().unwrap_or("") == n);
         let mut visit = |o: &KubeObject| {
-            if exact || (ns_ok(o) && selector.matches(o)) {
+            if exact || in_scope(namespace, selector, o) {
                 f(o);
             }
         };

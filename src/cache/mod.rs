@@ -29,7 +29,7 @@ pub use delta_fifo::{
 };
 pub use informer_queue::{InformerQueue, QueueKind};
 pub use keys::{object_key, split_key, DeltaObject, KeyError, Tombstone};
-pub use lister::{Lister, NotFound};
+pub use lister::{in_scope, Lister, NotFound};
 pub use reader::Store;
 pub use real_fifo::RealFifo;
 pub use selector::{

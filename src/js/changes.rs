@@ -89,6 +89,11 @@ impl ChangeSet {
             .is_some_and(|c| !c.existed_before && c.exists_now)
     }
 
+    /// Every key changed since the last flush.
+    pub fn pending_keys(&self) -> impl Iterator<Item = &str> {
+        self.pending.keys().map(String::as_str)
+    }
+
     /// Whether any key appeared since the last flush.
     pub fn any_new(&self) -> bool {
         self.pending

@@ -27,13 +27,14 @@ use super::options::{self, report};
 use super::persist::Persist;
 use super::promise::future_to_promise;
 use super::selector::{label_selector, label_selector_query, selector_error};
+use super::snapshot::{DiffLog, Snapshot};
 use crate::cache::{
-    partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure, FieldSelector,
-    Handler, IndexFunc, Indexers, InformerError, InformerOptions, InformerStatus, LabelSelector,
-    Lister as RustLister, Notification, ReflectorOptions, Registration, ResourceScope,
-    SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
+    in_scope, partial_object_metadata, strip_managed_fields, Applied, DeltaObject, Failure,
+    FieldSelector, Handler, IndexFunc, Indexers, InformerError, InformerOptions, InformerStatus,
+    LabelSelector, Lister as RustLister, Notification, ReflectorOptions, Registration,
+    ResourceScope, SharedIndexInformer, SharedInformerFactory, Transformer, WeakInformerFactory,
 };
-use crate::rest::{KubeObject, WeakKubeObject};
+use crate::rest::KubeObject;
 use crate::rt::{real_clock, spawn_local, Notify, TaskHandle};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -379,7 +380,9 @@ struct State {
     subscribers: RefCell<Vec<(u64, Function)>>,
     errors: RefCell<Vec<(u64, Function)>>,
     next_id: Cell<u64>,
-    snapshot: RefCell<Option<(u64, Array)>>,
+    snapshot: RefCell<Option<Snapshot>>,
+    /// The keys of recent diffs, for snapshots to catch up from.
+    diff_log: RefCell<DiffLog>,
     scoped: RefCell<HashMap<String, ScopedEntry>>,
     /// The one listener behind every `on('add' | 'update' | 'delete')`.
     group: RefCell<Option<Group>>,
@@ -503,27 +506,8 @@ const LIST_FILTER: &[&str] = &["namespace", "labelSelector", "fieldSelector"];
 /// The longest subscribers wait for a catch-up to be applied as one diff.
 const MAX_CATCH_UP_MS: f64 = 5_000.0;
 
-/// A scoped snapshot: the diff version it is current for, and its objects.
-struct ScopedSnap {
-    version: Cell<u64>,
-    /// The object versions in `array`, in its order: a diff elsewhere in
-    /// the informer that leaves them all as they were keeps the array. Weak,
-    /// so a view nobody reads again does not keep replaced versions alive.
-    objs: Vec<WeakKubeObject>,
-    array: Array,
-}
-
-impl ScopedSnap {
-    /// Whether `objs` are exactly this snapshot's object versions.
-    fn holds(&self, objs: &[KubeObject]) -> bool {
-        self.objs.len() == objs.len()
-            && self
-                .objs
-                .iter()
-                .zip(objs)
-                .all(|(a, b)| a.upgrade().is_some_and(|a| a.ptr_eq(b)))
-    }
-}
+/// A scoped view's snapshot, shared by the recent views of one filter.
+type ScopedSnap = RefCell<Option<Snapshot>>;
 
 /// A recent scoped snapshot by filter, and when it was last read.
 struct ScopedEntry {
@@ -595,6 +579,7 @@ impl State {
             errors: RefCell::new(Vec::new()),
             next_id: Cell::new(0),
             snapshot: RefCell::new(None),
+            diff_log: RefCell::default(),
             scoped: RefCell::new(HashMap::new()),
             group: RefCell::new(None),
             regs: RefCell::new(Vec::new()),
@@ -931,6 +916,11 @@ impl State {
     /// Send the changes recorded so far to every subscriber as one diff.
     fn deliver(self: &Rc<Self>) {
         let diff = self.changes.borrow_mut().flush();
+        if !diff.is_empty() {
+            let keys = diff.added.iter().chain(&diff.updated).chain(&diff.removed);
+            let n = self.inf.indexer().len();
+            self.diff_log.borrow_mut().push(diff.version, keys, n);
+        }
         let subs: Vec<Function> = self
             .subscribers
             .borrow()
@@ -1062,16 +1052,42 @@ impl State {
     }
 
     fn snapshot(&self) -> Array {
-        let version = self.changes.borrow().version();
-        if let Some((v, arr)) = self.snapshot.borrow().as_ref() {
-            if *v == version {
-                return arr.clone();
+        let mut snap = self.snapshot.borrow_mut();
+        self.snapshot_of(&mut snap, |_| true, || self.inf.indexer().list())
+    }
+
+    /// `snap` brought up to the current diff version: patched from the diff
+    /// log when it can be, else built anew from `list()` (the objects
+    /// `admits` takes, in any order).
+    fn snapshot_of(
+        &self,
+        snap: &mut Option<Snapshot>,
+        admits: impl Fn(&KubeObject) -> bool,
+        list: impl FnOnce() -> Vec<KubeObject>,
+    ) -> Array {
+        let changes = self.changes.borrow();
+        let version = changes.version();
+        if let Some(s) = snap.as_mut() {
+            if s.version == version {
+                return s.array.clone();
+            }
+            // While a relist is held, `as_told` decides: built anew.
+            if !self.holding() {
+                let log = self.diff_log.borrow();
+                let cache = self.inf.indexer();
+                if let Some(arr) = s.patch(version, &log, changes.pending_keys(), cache, admits) {
+                    return arr;
+                }
             }
         }
-        let mut objs = self.inf.indexer().list();
+        drop(changes);
+        let mut objs = list();
         self.as_told(&mut objs);
-        let arr = sorted_js(objs);
-        *self.snapshot.borrow_mut() = Some((version, arr.clone()));
+        sort_by_key(&mut objs);
+        let built = Snapshot::build(version, &objs, snap.as_ref().map(|s| &s.array));
+        self.diff_log.borrow_mut().start(version);
+        let arr = built.array.clone();
+        *snap = Some(built);
         arr
     }
 }
@@ -1186,23 +1202,11 @@ fn group_handler(
     })
 }
 
-fn sorted_js(mut objs: Vec<KubeObject>) -> Array {
-    sort_by_key(&mut objs);
-    frozen_js(&objs)
-}
-
 /// In snapshot order: by namespace, then name.
 fn sort_by_key(objs: &mut [KubeObject]) {
     crate::rt::sort::sort_by(objs, |a, b| {
         (a.namespace(), a.name()).cmp(&(b.namespace(), b.name()))
     });
-}
-
-fn frozen_js(objs: &[KubeObject]) -> Array {
-    let arr: Array = objs.iter().map(to_js).collect();
-    // Snapshots are shared by every reader: freeze the array too.
-    Object::freeze(&arr);
-    arr
 }
 
 #[wasm_bindgen(module = "/src/js/objects.js")]
@@ -2133,8 +2137,13 @@ impl ScopedView {
     pub fn get_snapshot(&self) -> Array {
         let version = self.state.changes.borrow().version();
         let own = self.own.borrow().clone();
-        if let Some(snap) = own.as_ref().filter(|s| s.version.get() == version) {
-            return snap.array.clone();
+        if let Some(arr) = own.as_ref().and_then(|snap| {
+            let snap = snap.borrow();
+            snap.as_ref()
+                .filter(|s| s.version == version)
+                .map(|s| s.array.clone())
+        }) {
+            return arr;
         }
         let key = format!(
             "{}|{}|{}",
@@ -2147,33 +2156,27 @@ impl ScopedView {
             e.used = tick;
             e.snap.clone()
         });
-        // A view made anew with the filter of a recent one: its array.
-        if let Some(snap) = recent.as_ref().filter(|s| s.version.get() == version) {
-            *self.own.borrow_mut() = Some(snap.clone());
-            return snap.array.clone();
-        }
-        let lister = self.state.inf.lister();
-        let mut objs = Vec::new();
-        lister.for_each_in(self.namespace.as_deref(), &self.selector, |o| {
-            if self.fields.is_empty() || self.fields.matches(o) {
-                objs.push(o.clone());
-            }
-        });
-        self.state.as_told(&mut objs);
-        sort_by_key(&mut objs);
-        // Nothing in this view changed (the diff was elsewhere): the same array.
-        let kept = own.into_iter().chain(recent).find(|s| s.holds(&objs));
-        let snap = match kept {
-            Some(snap) => {
-                snap.version.set(version);
-                snap
-            }
-            None => Rc::new(ScopedSnap {
-                version: Cell::new(version),
-                objs: objs.iter().map(KubeObject::downgrade).collect(),
-                array: frozen_js(&objs),
-            }),
+        // Its own, or that of a recent view with this filter (a view made
+        // per render takes the array of the one before it).
+        let snap = own.or(recent).unwrap_or_default();
+        let namespace = self.namespace.as_deref();
+        let admits = |o: &KubeObject| {
+            in_scope(namespace, &self.selector, o)
+                && (self.fields.is_empty() || self.fields.matches(o))
         };
+        let list = || {
+            let mut objs = Vec::new();
+            self.state
+                .inf
+                .lister()
+                .for_each_in(namespace, &self.selector, |o| {
+                    if self.fields.is_empty() || self.fields.matches(o) {
+                        objs.push(o.clone());
+                    }
+                });
+            objs
+        };
+        let array = self.state.snapshot_of(&mut snap.borrow_mut(), admits, list);
         *self.own.borrow_mut() = Some(snap.clone());
         let mut cache = self.state.scoped.borrow_mut();
         if cache.len() >= MAX_SCOPED && !cache.contains_key(&key) {
@@ -2185,7 +2188,6 @@ impl ScopedView {
                 cache.remove(&k);
             }
         }
-        let array = snap.array.clone();
         cache.insert(key, ScopedEntry { snap, used: tick });
         array
     }

@@ -27,6 +27,7 @@ mod poison;
 mod promise;
 mod retry;
 mod selector;
+mod snapshot;
 mod transport;
 mod warnings;
 mod workqueue;

@@ -107,6 +107,30 @@ export function splitLines(text, n) {
   return n === 0 ? [] : text.split('\n');
 }
 
+// A snapshot array patched: a copy of `old` with, at each position `at[i]`
+// (last first), the element there replaced by `objs[i]` (`replace[i]` 1),
+// removed (1, `objs[i]` undefined), or `objs[i]` inserted before it (0);
+// `old` itself when that changes nothing (the same versions).
+export function patchedSnapshot(old, at, replace, objs) {
+  let out;
+  for (let i = 0; i < at.length; i++) {
+    // Positions go down, so what is at `at[i]` is still `old`'s.
+    if (replace[i] && objs[i] !== undefined && old[at[i]] === objs[i]) continue;
+    out ??= old.slice();
+    if (!replace[i]) out.splice(at[i], 0, objs[i]);
+    else if (objs[i] === undefined) out.splice(at[i], 1);
+    else out[at[i]] = objs[i];
+  }
+  return out === undefined ? old : Object.freeze(out);
+}
+
+// Whether two snapshot arrays hold the same objects in the same order.
+export function sameElements(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export function lazyObject(keysText, id) {
   const keys = keysOf(keysText);
   const obj = {};

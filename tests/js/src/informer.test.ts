@@ -729,3 +729,80 @@ test('retryNow() makes an informer waiting out a backoff try again at once', asy
     factory.shutdown();
   }
 });
+
+test('the snapshot, patched from diff to diff, is always the cache in namespace-then-name order', async () => {
+  await sim('/sim/seed', { namespaces: 1, pods: 0, seed: 12 });
+  const factory = new InformerFactory(client);
+  const cms = factory.informer({ version: 'v1', resource: 'configmaps', labelSelector: 'snapshot=patched' });
+  let diffs = 0;
+  cms.subscribe(() => void diffs++);
+  factory.start();
+  await cms.waitForSync();
+  const api = client.resource({ version: 'v1', resource: 'configmaps' });
+  // Namespaces and names whose keys sort otherwise as strings ('a-b/…' before 'a/…').
+  const namespaces = ['a', 'a-b', 'b'];
+  const names = ['x', 'x-1', 'y', 'z'];
+  const live = new Map<string, number>();
+  const expectSnapshot = () => {
+    const snap = cms.getSnapshot();
+    const order = [...snap].map((o) => [o.metadata.namespace!, o.metadata.name] as const);
+    const sorted = [...order].sort((p, q) => (p[0] === q[0] ? (p[1] < q[1] ? -1 : p[1] > q[1] ? 1 : 0) : p[0] < q[0] ? -1 : 1));
+    assert.deepEqual(order, sorted, 'namespace, then name');
+    // Every object is the cached version itself.
+    const lister = cms.lister();
+    for (const o of snap) assert.equal(o, lister.get(o.metadata.name, o.metadata.namespace), `${o.metadata.namespace}/${o.metadata.name}`);
+    assert.deepEqual(new Set(order.map(([ns, n]) => `${ns}/${n}`)), new Set(live.keys()));
+    assert.ok(Object.isFrozen(snap));
+    // Scoped views, patched from their own last read: the informer's snapshot filtered.
+    for (const [view, keep] of views) {
+      const got = view.getSnapshot();
+      assert.deepEqual(got, snap.filter(keep));
+      assert.ok(got.every((o, i) => o === snap.filter(keep)[i]), 'the same objects');
+      assert.ok(Object.isFrozen(got));
+    }
+    return snap;
+  };
+  const views = [
+    [cms.scoped({ namespace: 'a' }), (o: KubeObject) => o.metadata.namespace === 'a'],
+    [cms.scoped({ fieldSelector: 'metadata.name!=y' }), (o: KubeObject) => o.metadata.name !== 'y'],
+  ] as const;
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  let before = expectSnapshot();
+  for (let step = 0; step < 40; step++) {
+    // One to four writes per step, then the next diff; every fifth step
+    // empties a namespace, the one after fills it again (several keys
+    // inserted at one position of the array).
+    const burst = step % 5 === 3 || step % 5 === 4 ? namespaces[(step / 5) % namespaces.length | 0]! : undefined;
+    const plan: [string, string][] = burst
+      ? names.filter((n) => live.has(`${burst}/${n}`) === (step % 5 === 3)).map((n) => [burst, n])
+      : Array.from({ length: 1 + random(4) }, () => [namespaces[random(namespaces.length)]!, names[random(names.length)]!]);
+    const writes = plan.length;
+    const seen = diffs;
+    for (const [ns, name] of plan) {
+      const key = `${ns}/${name}`;
+      if (!live.has(key)) {
+        await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { snapshot: 'patched' } }, data: { n: '0' } });
+        live.set(key, 0);
+      } else if (burst || random(2) === 0) {
+        await api.delete(name, ns);
+        live.delete(key);
+      } else {
+        const n = live.get(key)! + 1;
+        await api.patch(name, ns, { data: { n: String(n) } }, 'merge');
+        live.set(key, n);
+      }
+    }
+    if (writes === 0) continue;
+    await until(() => diffs > seen && cms.lister().list().length === live.size && cms.lister().list().every((o) => live.get(`${o.metadata.namespace}/${o.metadata.name}`) === Number((o as { data?: { n?: string } }).data?.n)));
+    const snap = expectSnapshot();
+    // Objects that did not change keep their identity.
+    const kept = before.filter((o) => snap.includes(o)).length;
+    assert.ok(kept >= before.length - writes * 2, `step ${step}: ${kept} of ${before.length} kept`);
+    before = snap;
+  }
+  factory.shutdown();
+});
