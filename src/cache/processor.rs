@@ -155,7 +155,6 @@ impl Listener {
 
     async fn pump(self: Rc<Self>, clock: SharedClock) {
         let mut slice_start = clock.now();
-        let mut since_check = 0u32;
         loop {
             if self.removed.get() {
                 break;
@@ -184,16 +183,11 @@ impl Listener {
                     false
                 }
             };
-            if delivered {
-                since_check += 1;
-                if since_check >= 64 {
-                    since_check = 0;
-                    let now = clock.now();
-                    if now.saturating_duration_since(slice_start) >= PUMP_SLICE {
-                        yield_now().await;
-                        slice_start = clock.now();
-                    }
-                }
+            // After every delivery: one slow handler call (tens of ms) is
+            // already a slice, and a page waiting on it is a long task.
+            if delivered && clock.now().saturating_duration_since(slice_start) >= PUMP_SLICE {
+                yield_now().await;
+                slice_start = clock.now();
             }
         }
         self.buffer.borrow_mut().clear();
@@ -541,6 +535,40 @@ mod tests {
         p.run();
         run_until_stalled();
         assert_eq!(*log.borrow(), vec!["add a", "update a"]);
+    }
+
+    #[test]
+    fn a_pump_yields_after_each_handler_call_that_outlasts_its_slice() {
+        let clock = FakeClock::new();
+        let p = Processor::new(clock.shared(), Duration::ZERO);
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let (l, c) = (log.clone(), clock.clone());
+        // A handler taking 20 ms a call (its slice is 8 ms).
+        let slow: Handler = Rc::new(move |_| {
+            c.advance(Duration::from_millis(20));
+            l.borrow_mut().push('h');
+            None
+        });
+        p.add(slow, Duration::ZERO, |_| {}, false);
+        for i in 0..5 {
+            p.distribute(Notification::Add(obj(&format!("p{i}"), 1), true), false);
+        }
+        // Another task of the page, which runs whenever the pump yields.
+        let l = log.clone();
+        crate::rt::spawn_local(async move {
+            for _ in 0..10 {
+                l.borrow_mut().push('o');
+                yield_now().await;
+            }
+        });
+        p.run();
+        run_until_stalled();
+        let seen: String = log.borrow().iter().collect();
+        assert_eq!(seen.matches('h').count(), 5, "{seen}");
+        assert!(
+            !seen.contains("hh"),
+            "the pump yields after each slow call: {seen}"
+        );
     }
 
     #[test]
