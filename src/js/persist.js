@@ -174,7 +174,7 @@ export class PersistStore {
 
   /**
    * The stored copy of one informer: `{ rv, savedAt, buckets, parts }`
-   * (`parts`: the `{ bytes, ends }` records), or `null` when there is none or
+   * (`parts`: the `{ bytes, ends, bucket }` records), or `null` when there is none or
    * it was discarded.
    */
   async load(scope) {
@@ -182,7 +182,8 @@ export class PersistStore {
     const db = await this.open();
     const tx = db.transaction([META, OBJECTS], 'readonly');
     const range = IDBKeyRange.bound([key], [key, []]);
-    const [meta, buckets] = await Promise.all([request(tx.objectStore(META).get(key)), request(tx.objectStore(OBJECTS).getAll(range))]);
+    const objects = tx.objectStore(OBJECTS);
+    const [meta, buckets, keys] = await Promise.all([request(tx.objectStore(META).get(key)), request(objects.getAll(range)), request(objects.getAllKeys(range))]);
     if (meta === undefined) return null;
     const wellFormed = (p) => p !== null && typeof p === 'object' && p.bytes instanceof Uint8Array &&
       p.ends instanceof Uint32Array && p.ends.every((e, i) => e <= p.bytes.length && (i === 0 || e >= p.ends[i - 1]));
@@ -191,13 +192,15 @@ export class PersistStore {
       meta !== null && typeof meta === 'object' && meta.format === FORMAT && meta.schema === SCHEMA &&
       typeof meta.rv === 'string' && meta.rv !== '' && Number.isFinite(meta.savedAt) &&
       Number.isInteger(meta.buckets) && meta.buckets > 0 && buckets.length <= meta.buckets &&
-      buckets.every(wellFormed) && meta.count === count;
+      buckets.every(wellFormed) && meta.count === count && keys.length === buckets.length &&
+      keys.every((k) => Array.isArray(k) && Number.isInteger(k[1]) && k[1] >= 0 && k[1] < meta.buckets);
     if (!valid) {
       this.warn(`the stored copy of ${scope} was unreadable and was discarded`);
       await this.drop(scope);
       return null;
     }
-    return { rv: meta.rv, savedAt: meta.savedAt, buckets: meta.buckets, parts: buckets };
+    const parts = buckets.map((p, i) => ({ bytes: p.bytes, ends: p.ends, bucket: keys[i][1] }));
+    return { rv: meta.rv, savedAt: meta.savedAt, buckets: meta.buckets, parts };
   }
 
   /** Remove one informer's stored copy. */
@@ -217,14 +220,14 @@ export class PersistStore {
 
   /**
    * One transaction: `puts` ([bucket, bytes, ends] triples; an empty
-   * bucket is deleted) and, when `rv` is given, the copy's new resourceVersion, size
-   * and bucket count. `base` is the scope without its cache shape; with
+   * bucket is deleted) and, when `meta` (`{ rv, count, buckets, savedAt }`)
+   * is given, what the copy is current at, its entries and its layout. `base` is the scope without its cache shape; with
    * `sweep`, copies of the same base under another shape (a transform
    * changed by a new deploy) that nobody writes now are deleted in the same
    * transaction, and so are the least recently written copies of other
    * scopes beyond `maxCopies`.
    */
-  async write(scope, puts, rv, count, buckets, base, sweep) {
+  async write(scope, puts, meta, base, sweep) {
     const key = await this.key(scope);
     const prefix = await this.prefix;
     // A copy another tab or factory writes (it holds the copy's lock) is in
@@ -243,7 +246,10 @@ export class PersistStore {
         if (ends.length) objects.put({ bytes, ends }, [key, b]);
         else objects.delete([key, b]);
       }
-      if (rv !== undefined) tx.objectStore(META).put({ format: FORMAT, schema: SCHEMA, rv, count, buckets, savedAt: Date.now(), base }, key);
+      if (meta !== undefined) {
+        const { rv, count, buckets, savedAt } = meta;
+        tx.objectStore(META).put({ format: FORMAT, schema: SCHEMA, rv, count, buckets, savedAt, base }, key);
+      }
       if (sweep) {
         const meta = tx.objectStore(META);
         // Only this identity's copies (keys start with its prefix).

@@ -6,10 +6,20 @@
 //! each changed key (no work on the event path beyond a set insert), and one
 //! task per factory writes at most one transaction of about
 //! [`MAX_PER_WRITE`] objects per informer every `intervalMs`, rebuilding the
-//! marked buckets from the cache at that time. The resourceVersion is
-//! written only with a batch that leaves no bucket unwritten while the
-//! handler has seen every applied change, so the stored objects are never
-//! older than the stored version (a watch from it replays what came later).
+//! marked buckets from the cache at that time.
+//!
+//! The stored objects are never older than the stored resourceVersion: a
+//! watch from it replays what came later, and replaying whole objects onto
+//! newer ones converges. Under steady churn some bucket is always marked,
+//! so the version advances in rounds: when the handler has seen every
+//! applied change, the version then (`r0`) and the buckets marked then are
+//! remembered; those buckets are written first, each read from the cache at
+//! its own (later) time, and once all are written every stored bucket is at
+//! least as new as `r0`, which is stored. Buckets marked during a round are
+//! written too, but do not hold it up, so the stored version trails the
+//! cache by about one round. Every transaction that writes buckets also
+//! writes the number of stored entries (checked on load) with the last
+//! version stored, which stays valid as buckets only get newer.
 //!
 //! On start the informer's seed source reads the copy back (see
 //! [`crate::cache::InformerOptions::seed`]). Anything unreadable is
@@ -47,6 +57,9 @@ const MAX_BUCKETS: u32 = 4096;
 const LOAD_TIMEOUT: Duration = Duration::from_secs(3);
 /// The longest warning kept (a hostile database cannot grow it).
 const MAX_WARNING: usize = 300;
+/// Writes with changes pending and no newer version stored after which the
+/// copy is reported as falling behind.
+const STALE_WRITES: u32 = 30;
 
 #[wasm_bindgen(module = "/src/js/persist.js")]
 extern "C" {
@@ -78,9 +91,7 @@ extern "C" {
         this: &PersistStore,
         scope: &str,
         puts: &Array,
-        rv: Option<String>,
-        count: Option<f64>,
-        buckets: Option<u32>,
+        meta: &JsValue,
         base: &str,
         sweep: bool,
     ) -> Promise;
@@ -97,6 +108,21 @@ struct Layout {
     /// No copy in this layout yet (a cold start, or the cache outgrew it):
     /// the next write replaces the stored copy with the whole cache.
     rewrite: Cell<bool>,
+    /// Entries stored per bucket (known from the copy read or rewritten):
+    /// their sum is the `count` written with every batch.
+    counts: RefCell<Vec<u32>>,
+    /// The stored resourceVersion and since when the copy is current at it;
+    /// `None` while no version is stored (no meta record exists then).
+    stored: RefCell<Option<(String, f64)>>,
+}
+
+/// A version the copy is made current at (see the module doc).
+struct Round {
+    rv: String,
+    /// When the cache was at `rv` (the copy's `savedAt` once stored).
+    at: f64,
+    /// Buckets marked when the round started and not written since.
+    left: HashSet<u32>,
 }
 
 /// One informer's pending writes.
@@ -112,8 +138,13 @@ struct Tracked {
     layout: Rc<Layout>,
     /// Buckets with changes not yet written.
     dirty: Rc<RefCell<HashSet<u32>>>,
-    /// The resourceVersion last written (skip rewriting an unchanged copy).
-    stored_rv: RefCell<String>,
+    /// The version being made current, if any.
+    round: RefCell<Option<Round>>,
+    /// Writes since the stored version last caught up, while changes were
+    /// pending (see [`STALE_WRITES`]).
+    behind: Cell<u32>,
+    /// The warning this informer set about falling behind, while it stands.
+    lag_warning: RefCell<Option<String>>,
     /// This tab writes the copy (see `claim` in the snippet).
     owner: Cell<bool>,
     /// Another tab wrote it meanwhile: once ours, it is rewritten whole.
@@ -323,9 +354,12 @@ impl Persist {
                     }
                 };
                 match decode(&stored) {
-                    Ok((seed, buckets)) => {
+                    Ok((seed, buckets, counts)) => {
                         // The cache starts as the copy: only changes are written.
                         layout.buckets.set(buckets);
+                        *layout.counts.borrow_mut() = counts;
+                        *layout.stored.borrow_mut() =
+                            Some((seed.resource_version.clone(), seed.stored_at_ms));
                         layout.rewrite.set(false);
                         warm.set(true);
                         Some(seed)
@@ -348,6 +382,7 @@ impl Persist {
                 Rc::new(Layout {
                     buckets: Cell::new(1),
                     rewrite: Cell::new(true),
+                    ..Layout::default()
                 })
             })
             .clone()
@@ -411,7 +446,9 @@ impl Persist {
             reg,
             layout,
             dirty,
-            stored_rv: RefCell::new(String::new()),
+            round: RefCell::new(None),
+            behind: Cell::new(0),
+            lag_warning: RefCell::new(None),
             owner: Cell::new(false),
             was_busy: Cell::new(false),
         }));
@@ -449,8 +486,8 @@ impl Persist {
         o.into()
     }
 
-    /// One write of `t`'s pending changes (bounded), and its
-    /// resourceVersion when that leaves the stored copy complete.
+    /// One write of `t`'s pending changes (bounded), with the newest version
+    /// the stored objects are known to be current at (see the module doc).
     async fn write_one(&self, t: &Tracked) -> Result<(), JsValue> {
         // A restored copy the server has not confirmed yet is what is stored
         // already: written back, it would be dated now (`storedAt`), and an
@@ -481,28 +518,50 @@ impl Persist {
             JsFuture::from(self.store.discard(&t.scope)).await?;
             let b = buckets_for(n);
             layout.buckets.set(b);
-            t.stored_rv.borrow_mut().clear();
+            *layout.counts.borrow_mut() = vec![0; b as usize];
+            *layout.stored.borrow_mut() = None;
+            *t.round.borrow_mut() = None;
             *t.dirty.borrow_mut() = (0..b).collect();
             layout.rewrite.set(false);
         }
         let buckets = layout.buckets.get();
-        let per_write = (MAX_PER_WRITE / n.div_ceil(buckets as usize).max(1)).max(1);
-        let chosen: Vec<u32> = {
-            let mut dirty = t.dirty.borrow_mut();
-            let chosen: Vec<u32> = dirty.iter().take(per_write).copied().collect();
-            for b in &chosen {
-                dirty.remove(b);
+        // Caught up: every change up to `rv` is in the cache and its bucket
+        // is marked or was written after it, so once the marked buckets are
+        // written the whole copy is at least as new as `rv`.
+        if t.round.borrow().is_none() && t.inf.queued_deltas() == 0 && t.reg.pending() == 0 {
+            let rv = t.inf.last_sync_resource_version();
+            let newer = layout
+                .stored
+                .borrow()
+                .as_ref()
+                .is_none_or(|(s, _)| *s != rv);
+            if !rv.is_empty() && newer {
+                *t.round.borrow_mut() = Some(Round {
+                    rv,
+                    at: js_sys::Date::now(),
+                    left: t.dirty.borrow().clone(),
+                });
             }
-            chosen
-        };
-        // Every applied change is in this batch (or was written earlier).
-        let complete =
-            t.dirty.borrow().is_empty() && t.inf.queued_deltas() == 0 && t.reg.pending() == 0;
-        let rv = t.inf.last_sync_resource_version();
-        let write_rv = complete && !rv.is_empty() && *t.stored_rv.borrow() != rv;
-        if chosen.is_empty() && !write_rv {
+        }
+        let per_write = (MAX_PER_WRITE / n.div_ceil(buckets as usize).max(1)).max(1);
+        let chosen = take_batch(
+            &mut t.dirty.borrow_mut(),
+            t.round.borrow_mut().as_mut().map(|r| &mut r.left),
+            per_write,
+        );
+        let finished = t.round.borrow().as_ref().is_some_and(|r| r.left.is_empty());
+        if chosen.is_empty() && !finished {
+            // Nothing changed since the copy was last made current.
+            t.behind.set(0);
             return Ok(());
         }
+        // Until the round is finished the version stored before stays valid:
+        // the buckets written meanwhile are only newer.
+        let version = if finished {
+            t.round.borrow().as_ref().map(|r| (r.rv.clone(), r.at))
+        } else {
+            layout.stored.borrow().clone()
+        };
         // Each bucket: its objects' JSON back to back, and where each ends.
         let mut parts: std::collections::HashMap<u32, (Vec<u8>, Vec<u32>)> =
             chosen.iter().map(|b| (*b, Default::default())).collect();
@@ -514,9 +573,14 @@ impl Persist {
                 }
             });
         }
+        let mut counts = layout.counts.borrow().clone();
+        counts.resize(buckets as usize, 0);
         let puts: Array = parts
             .into_iter()
             .map(|(b, (bytes, ends))| {
+                if let Some(c) = counts.get_mut(b as usize) {
+                    *c = u32::try_from(ends.len()).unwrap_or(u32::MAX);
+                }
                 let part = Array::new();
                 part.push(&b.into());
                 part.push(&js_sys::Uint8Array::from(&bytes[..]));
@@ -524,34 +588,84 @@ impl Persist {
                 part
             })
             .collect();
-        let (rv_arg, count) = if write_rv {
-            (Some(rv.clone()), Some(n as f64))
-        } else {
-            (None, None)
+        let meta = match &version {
+            Some((rv, at)) => {
+                let total: f64 = counts.iter().map(|c| f64::from(*c)).sum();
+                let o = Object::new();
+                for (k, v) in [
+                    ("rv", JsValue::from(rv.as_str())),
+                    ("count", total.into()),
+                    ("buckets", buckets.into()),
+                    ("savedAt", (*at).into()),
+                ] {
+                    let _ = Reflect::set(&o, &k.into(), &v);
+                }
+                o.into()
+            }
+            None => JsValue::UNDEFINED,
         };
-        let sweep = write_rv && !t.swept.get();
-        let written = self.store.write(
-            &t.scope,
-            &puts,
-            rv_arg,
-            count,
-            write_rv.then_some(buckets),
-            &t.base,
-            sweep,
-        );
+        let sweep = version.is_some() && !t.swept.get();
+        let written = self.store.write(&t.scope, &puts, &meta, &t.base, sweep);
         if let Err(e) = JsFuture::from(written).await {
-            // Not written: mark them again for whoever writes next.
+            // Not written: mark them again for whoever writes next, and
+            // start the round over.
             t.dirty.borrow_mut().extend(chosen);
+            *t.round.borrow_mut() = None;
             return Err(e);
         }
-        if write_rv {
-            *t.stored_rv.borrow_mut() = rv;
-        }
+        *layout.counts.borrow_mut() = counts;
         if sweep {
             t.swept.set(true);
         }
+        if finished {
+            *layout.stored.borrow_mut() = version;
+            *t.round.borrow_mut() = None;
+            t.behind.set(0);
+            if let Some(ours) = t.lag_warning.take() {
+                let mut w = self.warning.borrow_mut();
+                if w.as_deref() == Some(ours.as_str()) {
+                    *w = None;
+                }
+            }
+        } else {
+            t.behind.set(t.behind.get().saturating_add(1));
+            if t.behind.get() >= STALE_WRITES && t.lag_warning.borrow().is_none() {
+                let msg = format!(
+                    "the stored copy of {} is falling behind: the cache changes faster than \
+                     {MAX_PER_WRITE} objects per {} ms are written, so a reload may start \
+                     from an older copy or list",
+                    t.scope,
+                    self.interval.as_millis()
+                );
+                self.warn(msg.clone());
+                *t.lag_warning.borrow_mut() = Some(msg);
+            }
+        }
         Ok(())
     }
+}
+
+/// Up to `max` of the `dirty` buckets, those of `first` (the buckets a round
+/// waits for) before the others; each is taken out of both sets.
+fn take_batch(dirty: &mut HashSet<u32>, first: Option<&mut HashSet<u32>>, max: usize) -> Vec<u32> {
+    let mut chosen: Vec<u32> = Vec::new();
+    if let Some(first) = first {
+        chosen.extend(first.iter().take(max).copied());
+        for b in &chosen {
+            first.remove(b);
+            dirty.remove(b);
+        }
+    }
+    let rest: Vec<u32> = dirty
+        .iter()
+        .take(max.saturating_sub(chosen.len()))
+        .copied()
+        .collect();
+    for b in &rest {
+        dirty.remove(b);
+    }
+    chosen.extend(rest);
+    chosen
 }
 
 async fn write_loop(me: Weak<Persist>, interval: Duration) {
@@ -576,9 +690,10 @@ async fn write_loop(me: Weak<Persist>, interval: Duration) {
     }
 }
 
-/// The stored copy (`{ rv, savedAt, buckets, parts }`) as a seed and its
-/// bucket count; any object that is not valid JSON discards the whole copy.
-fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
+/// The stored copy (`{ rv, savedAt, buckets, parts }`) as a seed, its
+/// bucket count and the entries of each bucket; any object that is not
+/// valid JSON, or not in its key's bucket, discards the whole copy.
+fn decode(v: &JsValue) -> Result<(Seed, u32, Vec<u32>), String> {
     let rv = options::string(v, "rv")
         .ok()
         .flatten()
@@ -600,6 +715,7 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
         .and_then(|a| a.dyn_into().ok())
         .ok_or("no objects")?;
     let mut objects = Vec::new();
+    let mut counts = vec![0u32; buckets as usize];
     // The stored count is of entries: a key stored twice is a damaged copy,
     // which would otherwise pass for a complete one.
     let mut keys: Vec<String> = Vec::new();
@@ -610,6 +726,14 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
         let ends: js_sys::Uint32Array = options::prop(&part, "ends")
             .and_then(|e| e.dyn_into().ok())
             .ok_or("a bucket has no ends")?;
+        let bucket = options::number(&part, "bucket")
+            .ok()
+            .flatten()
+            .filter(|b| b.fract() == 0.0 && *b >= 0.0 && *b < f64::from(buckets))
+            .ok_or("a bucket is outside the layout")? as u32;
+        if let Some(c) = counts.get_mut(bucket as usize) {
+            *c = ends.length();
+        }
         // Each object is copied once, straight from the stored bytes.
         let len = bytes.length();
         let mut start = 0u32;
@@ -619,7 +743,12 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
             }
             let obj = KubeObject::from_json_vec(bytes.subarray(start, end).to_vec())
                 .map_err(|e| format!("an object is not valid: {e}"))?;
-            keys.push(object_key(&obj).map_err(|e| format!("an object has no key: {e}"))?);
+            let key = object_key(&obj).map_err(|e| format!("an object has no key: {e}"))?;
+            // Rewriting its own bucket would leave it behind, stored twice.
+            if bucket_of(&key, buckets) != bucket {
+                return Err("an object is stored in another bucket than its key's".into());
+            }
+            keys.push(key);
             objects.push(obj);
             start = end;
         }
@@ -635,6 +764,7 @@ fn decode(v: &JsValue) -> Result<(Seed, u32), String> {
             stored_at_ms: saved,
         },
         buckets,
+        counts,
     ))
 }
 
