@@ -109,6 +109,26 @@ for target in web bundler; do
       fs.writeFileSync(file, js.replace(from, to));
     ' pkg/web/kubewasm.js
   fi
+  # wasm-bindgen imports a snippet once per group of its functions, and each
+  # import is a key of the instance's import object: duplicate keys, which
+  # bundlers (esbuild) warn about. They are the same module: one import each.
+  if [ "$target" = web ]; then
+    node -e '
+      const fs = require("fs");
+      const file = process.argv[1];
+      let js = fs.readFileSync(file, "utf8");
+      const first = new Map();
+      for (const [, name, path] of js.matchAll(/^import \* as (import\d+) from "([^"]+)"$/gm)) {
+        if (!first.has(path)) { first.set(path, name); continue; }
+        const line = new RegExp(`^import \\* as ${name} from "[^"]+"\\n`, "m");
+        const key = new RegExp(`^ *"[^"]+": ${name},\\n`, "m");
+        if (!line.test(js) || !key.test(js)) { console.error(`build-pkg: ${file}: ${name} not imported and keyed as expected`); process.exit(1); }
+        js = js.replace(line, "").replace(key, "");
+        if (new RegExp(`\\b${name}\\b`).test(js)) { console.error(`build-pkg: ${file}: ${name} used elsewhere`); process.exit(1); }
+      }
+      fs.writeFileSync(file, js);
+    ' pkg/web/kubewasm.js
+  fi
   exports="export * from './kubewasm.js';"
   # The web target's default export is its init function.
   [ "$target" = web ] && exports="$exports

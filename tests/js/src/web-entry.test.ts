@@ -44,3 +44,12 @@ test('init() again, with another module path, resolves to the instance already l
   const again = await initWeb({ module_or_path: new URL('file:///nowhere/other_bg.wasm') });
   assert.equal(again, first);
 });
+
+test("the web glue's import object has one key per module: bundlers (esbuild) warn of duplicate keys", { skip: 'Bun' in globalThis || 'Deno' in globalThis }, async () => {
+  const { readFileSync } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const glue = readFileSync(fileURLToPath(import.meta.resolve('kubewasm/web').replace(/index\.js$/, 'kubewasm.js')), 'utf8');
+  const keys = [...glue.matchAll(/^ *("[^"]+"): import\d+,$/gm)].map((m) => m[1]!);
+  assert.ok(keys.some((k) => k.includes('/snippets/')), `the snippets are imported: ${keys.join(', ')}`);
+  assert.deepEqual(keys, [...new Set(keys)]);
+});
