@@ -62,6 +62,11 @@ pub trait ListerWatcher {
     fn watch_idle_timeout(&self) -> Option<Duration> {
         None
     }
+    /// Completes when the server answers again after a request met none
+    /// (`None`: this source cannot tell).
+    fn reached_again(&self) -> Option<LocalBoxFuture<'static, ()>> {
+        None
+    }
 }
 
 /// Which objects a [`ResourceListWatch`] covers: a resource, a namespace
@@ -413,6 +418,10 @@ impl ListerWatcher for ResourceListWatch {
 
     fn watch_idle_timeout(&self) -> Option<Duration> {
         self.idle_timeout
+    }
+
+    fn reached_again(&self) -> Option<LocalBoxFuture<'static, ()>> {
+        Some(Box::pin(self.api.client().reached_again()))
     }
 
     fn supports_watch_list(&self) -> bool {

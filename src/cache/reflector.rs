@@ -141,6 +141,10 @@ pub type ShouldResync = Rc<dyn Fn() -> bool>;
 /// The default page size of paginated lists (PG-01).
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
+/// Seconds over which the informers of a client that hear the server
+/// answer again spread their retries.
+const REACHED_SPREAD_S: f64 = 1.0;
+
 /// A watch shorter than this without any event is suspicious (RL-12).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
@@ -209,6 +213,8 @@ pub struct Reflector {
     /// Seeded from a stored copy that the server has not confirmed yet.
     stored: Cell<bool>,
     network: NetworkEvents,
+    /// The last failure met no server (a network error).
+    unreachable: Cell<bool>,
 }
 
 /// A 410 whose reason is `Expired` (PG-04: `Gone` does not count for continue tokens).
@@ -247,6 +253,7 @@ impl Reflector {
             resync_at: Cell::new(None),
             stored: Cell::new(false),
             network: crate::rt::host_network(),
+            unreachable: Cell::new(false),
         }
     }
 
@@ -451,11 +458,27 @@ impl Reflector {
                 s.next_retry_at_ms = Some(at);
             });
             let online = self.network.online();
-            if let Either::Left(_) = select(self.clock.sleep(wait), online).await {
-                return woken;
-            }
+            // After a network error, another informer of the same client
+            // reaching the server ends the wait too (once: a retry follows).
+            let reached = match (!woken && self.unreachable.get()).then(|| self.lw.reached_again())
+            {
+                Some(Some(r)) => r,
+                _ => Box::pin(futures::future::pending()),
+            };
+            let spread = match select(self.clock.sleep(wait), select(online, reached)).await {
+                Either::Left(_) => return woken,
+                Either::Right((Either::Left(_), _)) => Duration::ZERO,
+                // Every informer of the client hears it at once: spread
+                // their retries over a second rather than send them all in
+                // one burst (a page's connections, the server just back).
+                Either::Right((Either::Right(_), _)) => {
+                    Duration::from_secs_f64(self.rng.borrow_mut().next_f64() * REACHED_SPREAD_S)
+                }
+            };
             woken = true;
-            wait = not_before.saturating_duration_since(self.clock.now());
+            wait = not_before
+                .saturating_duration_since(self.clock.now())
+                .max(spread);
             if wait.is_zero() {
                 return true;
             }
@@ -509,6 +532,7 @@ impl Reflector {
             let mut floor = None;
             if let Err(e) = cycle {
                 self.report(&e);
+                self.unreachable.set(e.is_network());
                 floor = e.retry_after();
             }
             // The server is up and answering, only not at our version
@@ -613,6 +637,7 @@ impl Reflector {
                             } else {
                                 self.record_error(&e);
                             }
+                            self.unreachable.set(e.is_network());
                             self.back_off(backoff, e.retry_after()).await;
                             continue;
                         }
@@ -621,6 +646,7 @@ impl Reflector {
                 }
             };
             self.status.quiet(|s| s.watches_opened += 1);
+            self.unreachable.set(false);
             self.set_phase(Phase::Watching);
             let consumed = self.consume(stream, concrete_rv, since);
             let end = if self.stored.get() {

@@ -55,6 +55,7 @@ struct Script {
     watches: Vec<WatchTx>,
     calls: Vec<Call>,
     no_watch_list: bool,
+    reached: crate::rt::Notify,
 }
 
 /// A scripted lister-watcher for tests: LIST answers come from a queue
@@ -115,6 +116,13 @@ impl ScriptedListerWatcher {
             .collect()
     }
 
+    /// Another user of the same server got an answer after an outage
+    /// (what [`ListerWatcher::reached_again`] waits for).
+    pub fn server_reached(&self) {
+        let reached = self.script.borrow().reached.clone();
+        reached.notify_waiters();
+    }
+
     /// Watches whose stream the consumer still holds (not dropped, not closed).
     pub fn open_watches(&self) -> usize {
         self.script
@@ -157,5 +165,9 @@ impl ListerWatcher for ScriptedListerWatcher {
 
     fn supports_watch_list(&self) -> bool {
         !self.script.borrow().no_watch_list
+    }
+
+    fn reached_again(&self) -> Option<LocalBoxFuture<'static, ()>> {
+        Some(Box::pin(self.script.borrow().reached.notified()))
     }
 }

@@ -103,6 +103,10 @@ struct Inner {
     limiter: Option<TokenBucket>,
     rng: RefCell<Rng>,
     gate: Option<Rc<Gate>>,
+    /// The last try met no server (a network error).
+    lost: std::cell::Cell<bool>,
+    /// Told when a try gets an answer after `lost`: the server is back.
+    reached: crate::rt::Notify,
 }
 
 /// Caps the requests waiting for headers (`Config::max_in_flight`).
@@ -197,7 +201,28 @@ impl Client {
             limiter,
             rng: RefCell::new(Rng::with_seed(seed)),
             gate: config_gate,
+            lost: std::cell::Cell::new(false),
+            reached: crate::rt::Notify::new(),
         })))
+    }
+
+    /// Completes when a request of this client (or of a clone) gets an
+    /// answer after one met no server: an informer waiting out a backoff
+    /// after a network error tries again then, rather than at the step an
+    /// outage grew its backoff to.
+    pub fn reached_again(&self) -> impl std::future::Future<Output = ()> + 'static {
+        self.0.reached.notified()
+    }
+
+    /// Note what a try met: an answer, or no server.
+    fn note_reach(&self, answered: bool) {
+        if answered {
+            if self.0.lost.replace(false) {
+                self.0.reached.notify_waiters();
+            }
+        } else {
+            self.0.lost.set(true);
+        }
     }
 
     /// The configuration.
@@ -529,7 +554,13 @@ impl Client {
                 credentials: cfg.credentials,
                 is_watch: long_lived,
             };
-            let err = match self.attempt(http, want, left(), timeout).await {
+            let attempt = self.attempt(http, want, left(), timeout).await;
+            match &attempt {
+                Ok(_) => self.note_reach(true),
+                Err(e) if e.is_network() => self.note_reach(false),
+                Err(_) => {}
+            }
+            let err = match attempt {
                 Ok((resp, body)) => {
                     self.warn(&resp.headers);
                     let ok = if watch {

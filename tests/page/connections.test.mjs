@@ -98,7 +98,8 @@ test("14 informers through a 10 s outage: on the server's return WebSocket carri
     // Each watch fails at least twice, WebSocket and fetch alike, and ten seconds pass.
     await until(async () => Date.now() - t0 > 10_000 && (await page.evaluate(() => window.__errors.every((n) => n >= 2))), 40_000, 'every informer failed twice');
     sim = await startSim(['--namespaces', '3', '--pods', '60'], { port });
-    await until(() => page.evaluate(() => window.__kw.infs.every((i) => i.status.phase === 'watching' && i.status.transport)), 30_000, 'every informer watching again')
+    // Every watch open at the server too: a status reads `watching` while a dropped watch is opened again.
+    await until(async () => (await page.evaluate(() => window.__kw.infs.every((i) => i.status.phase === 'watching' && i.status.transport))) && (await openWatches()) === scopes.length, 30_000, 'every informer watching again')
       .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await page.evaluate(() => window.__kw.infs.map((i) => [i.status.phase, i.status.transport, i.status.transportReason, i.status.lastError?.reason, i.status.lastError?.message?.slice(0, 80)])))}`); });
     const transports = await page.evaluate(() => window.__kw.infs.map((i) => i.status.transport));
     assert.ok(transports.filter((t) => t === 'fetch').length <= 4, `at most 4 fetch watches hold the origin's connections: ${transports}`);

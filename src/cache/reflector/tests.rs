@@ -1195,6 +1195,36 @@ fn a_reflector_listens_to_the_network_while_it_runs_and_not_after() {
 }
 
 #[test]
+fn a_server_answering_another_request_ends_a_backoff_after_a_network_error_only() {
+    let mut r = Rig::new(slow_backoff());
+    for _ in 0..2 {
+        r.lw.push_watch_error(Error::network("Failed to fetch"));
+    }
+    r.start();
+    r.advance(10.0);
+    assert_eq!(watches(&r), 2);
+    assert_next_retry_in(&r, 20.0);
+    // Another informer of the same client reached the server: tried
+    // within a second (the informers of a client spread their retries),
+    // and the steps start again.
+    r.advance(5.0);
+    r.lw.server_reached();
+    r.settle();
+    r.advance(1.0);
+    assert_eq!(watches(&r), 3);
+    assert_eq!(r.status().phase, Phase::Watching);
+    // A watch the server ends at once is not a server out of reach: its
+    // wait runs its course whoever else gets answers.
+    r.lw.close_watch();
+    r.advance(0.5);
+    assert_eq!(r.status().phase, Phase::Backoff);
+    let before = watches(&r);
+    r.lw.server_reached();
+    r.settle();
+    assert_eq!(watches(&r), before, "{:?}", r.calls());
+}
+
+#[test]
 fn rl_25_online_ends_a_watch_backoff_at_once_and_restarts_its_steps() {
     let mut r = Rig::new(slow_backoff());
     for _ in 0..3 {

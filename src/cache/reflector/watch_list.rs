@@ -84,6 +84,7 @@ impl Reflector {
     /// Classify an error that ended an attempt (opening it or in-band).
     fn watch_list_error(&self, e: &Error, opening: bool) -> Attempt {
         self.record_error(e);
+        self.unreachable.set(e.is_network());
         if e.is_too_many_requests() || e.is_network() || e.asks_to_wait() {
             return Attempt::BackOff(e.retry_after());
         }
@@ -105,6 +106,8 @@ impl Reflector {
             Ok(s) => s,
             Err(e) => return Err(self.watch_list_error(&e, true)),
         };
+        // The stream goes on as the watch: the status says what carries it.
+        self.show_transport();
         let started = self.clock.now();
         let mut events = 0u64;
         let mut temp: FxHashMap<String, KubeObject> = FxHashMap::default();

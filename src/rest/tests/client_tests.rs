@@ -228,6 +228,33 @@ fn an_unreachable_server_is_reported_at_once() {
     assert_eq!(t.request_count(), 1, "not retried");
 }
 
+/// `reached_again` completes when a request is answered after one met no
+/// server, not at answers while nothing was lost.
+#[test]
+fn reached_again_tells_of_the_first_answer_after_a_network_error() {
+    let (c, t, _clock) = setup(config());
+    let reached = Rc::new(std::cell::Cell::new(0));
+    let wait = |c: &Client| {
+        let (r, f) = (reached.clone(), c.reached_again());
+        crate::rt::spawn_local(async move {
+            f.await;
+            r.set(r.get() + 1);
+        });
+    };
+    wait(&c);
+    t.push(pod("a"));
+    let _ = start(get_pod(&c));
+    assert_eq!(reached.get(), 0, "nothing was lost");
+    t.push_error(Error::unreachable("connect ECONNREFUSED 127.0.0.1:1"));
+    let _ = start(get_pod(&c));
+    assert_eq!(reached.get(), 0);
+    // A clone (another informer of the factory) gets the answer.
+    t.push(pod("a"));
+    let _ = start(get_pod(&c.clone()));
+    run_until_stalled();
+    assert_eq!(reached.get(), 1);
+}
+
 /// The timeout bounds the whole call: a retry wait that would outlast it
 /// ends the call with the failure that called for it.
 #[test]
