@@ -106,7 +106,7 @@ pub fn from_rest(e: &crate::rest::Error) -> JsValue {
     }
     .into_js();
     // The platform's own error (Node's with its `code`), as `fetch` hands it on.
-    if let Some(cause) = e.cause().and_then(|c| c.get::<JsValue>()) {
+    if let Some(cause) = e.cause().map(|c| c.value()) {
         // A fresh error object: setting a member cannot fail.
         let _ = js_sys::Reflect::set(&err, &JsValue::from_str("cause"), cause);
     }

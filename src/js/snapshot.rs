@@ -185,12 +185,12 @@ impl Snapshot {
             ops.push((u32::try_from(at).ok()?, op.0, key, op.1));
         }
         // A key named twice (delivered, then changed again) is patched once.
-        ops.sort_unstable_by(|a, b| a.2.cmp(b.2));
+        crate::rt::sort::sort_by(&mut ops, |a, b| a.2.cmp(b.2));
         ops.dedup_by(|a, b| a.2 == b.2);
         // Last position first, so earlier positions stay valid; at one
         // position the element there goes before what is inserted before
         // it, and insertions go in from the last key down.
-        ops.sort_unstable_by(|a, b| {
+        crate::rt::sort::sort_by(&mut ops, |a, b| {
             b.0.cmp(&a.0)
                 .then(b.1.cmp(&a.1))
                 .then_with(|| order_of(b.2).cmp(&order_of(a.2)))

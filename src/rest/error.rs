@@ -17,17 +17,24 @@ const EXCERPT_MAX: usize = 120;
 /// client: it compares equal to any other cause, so errors compare by what
 /// the client knows of them.
 #[derive(Clone)]
-pub struct Cause(std::rc::Rc<dyn std::any::Any>);
+pub struct Cause(std::rc::Rc<CauseValue>);
+
+/// What a [`Cause`] holds: a JS value in wasm (only JS hosts give causes).
+#[cfg(target_arch = "wasm32")]
+pub type CauseValue = wasm_bindgen::JsValue;
+/// What a [`Cause`] holds: a JS value in wasm (only JS hosts give causes).
+#[cfg(not(target_arch = "wasm32"))]
+pub type CauseValue = ();
 
 impl Cause {
     /// Wrap a platform error.
-    pub fn new<T: 'static>(value: T) -> Self {
+    pub fn new(value: CauseValue) -> Self {
         Cause(std::rc::Rc::new(value))
     }
 
-    /// The platform error, if it is a `T`.
-    pub fn get<T: 'static>(&self) -> Option<&T> {
-        self.0.downcast_ref()
+    /// The platform error.
+    pub fn value(&self) -> &CauseValue {
+        &self.0
     }
 }
 
