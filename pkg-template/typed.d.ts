@@ -297,7 +297,10 @@ export declare class Lister<T extends object = KubeObject> {
   private constructor();
   free(): void;
   [Symbol.dispose](): void;
-  /** Objects matching the filter (indexes are used for namespaces and indexed labels). */
+  /**
+   * Objects matching the filter (indexes are used for namespaces and indexed labels), in no particular order,
+   * as client-go's listers: sort them, or use `getSnapshot()` (namespace, then name) for a stable order.
+   */
   list(filter?: ListFilter): T[];
   /**
    * The cached object `name`; `undefined` when absent. For a namespaced resource, in the informer's namespace when it

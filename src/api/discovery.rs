@@ -325,10 +325,32 @@ impl Discovery {
         refresh.await
     }
 
+    /// Let the refresh under way go when nobody waits for it any more (its
+    /// last caller gave up): dropped, its request is aborted.
+    pub fn release_unwaited(&self) {
+        let mut in_flight = self.in_flight.borrow_mut();
+        if in_flight.as_ref().and_then(Shared::strong_count) == Some(1) {
+            in_flight.take();
+        }
+    }
+
+    /// Every document, within the client's timeout for the whole (it makes
+    /// two requests or more, one after the other).
     async fn fetch(&self) -> Result<Vec<ApiResource>, Error> {
-        match self.aggregated().await {
-            Ok(r) => Ok(r),
-            Err(_) => self.legacy().await,
+        let all = async {
+            match self.aggregated().await {
+                Ok(r) => Ok(r),
+                Err(_) => self.legacy().await,
+            }
+        };
+        let Some(limit) = self.client.config().timeout.filter(|t| !t.is_zero()) else {
+            return all.await;
+        };
+        match futures::future::select(Box::pin(all), self.client.clock().sleep(limit)).await {
+            futures::future::Either::Left((r, _)) => r,
+            futures::future::Either::Right(_) => Err(Error::timeout(format!(
+                "discovery: no complete answer within {limit:?}"
+            ))),
         }
     }
 

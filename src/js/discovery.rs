@@ -61,10 +61,14 @@ impl KubeClient {
         rejecting((|| {
             let signal = discovery_signal(&opts, "discover")?;
             let d = self.discovery().clone();
-            Ok(future_to_promise(unless_aborted(signal, async move {
-                let all = d.resources().await.map_err(|e| from_rest(&e))?;
-                Ok(all.iter().map(info_to_js).collect::<Array>().into())
-            })))
+            let work = {
+                let d = d.clone();
+                async move {
+                    let all = d.resources().await.map_err(|e| from_rest(&e))?;
+                    Ok(all.iter().map(info_to_js).collect::<Array>().into())
+                }
+            };
+            Ok(future_to_promise(unless_aborted_discovery(signal, d, work)))
         })())
     }
 
@@ -84,30 +88,36 @@ impl KubeClient {
             let name = options::string_arg(&name, "name")?;
             let signal = discovery_signal(&opts, "resourceFor")?;
             let d = self.discovery().clone();
-            Ok(future_to_promise(unless_aborted(signal, async move {
-                let find =
-                    |all: &[ApiResource]| RestMapper::new(all.to_vec()).find(&name).map(info_to_js);
-                let mut all = d.resources().await.map_err(|e| from_rest(&e))?;
-                // A miss on a cached answer asks the server again once, as
-                // kubectl's deferred mapper does (a CRD installed since), but
-                // not within seconds of the last answer (a typo in a loop).
-                if find(&all).is_none()
-                    && d.cached_age().is_some_and(|a| a >= REFRESH_ON_MISS_AFTER)
-                {
-                    d.invalidate();
-                    all = d.resources().await.map_err(|e| from_rest(&e))?;
-                }
-                match find(&all) {
-                    Some(r) => Ok(r),
-                    None => Err(KubeErrorInit {
-                        message: format!("the server doesn't have a resource type {name:?}"),
-                        code: 404,
-                        reason: "NotFound".into(),
-                        ..Default::default()
+            let d2 = d.clone();
+            Ok(future_to_promise(unless_aborted_discovery(
+                signal,
+                d2,
+                async move {
+                    let find = |all: &[ApiResource]| {
+                        RestMapper::new(all.to_vec()).find(&name).map(info_to_js)
+                    };
+                    let mut all = d.resources().await.map_err(|e| from_rest(&e))?;
+                    // A miss on a cached answer asks the server again once, as
+                    // kubectl's deferred mapper does (a CRD installed since), but
+                    // not within seconds of the last answer (a typo in a loop).
+                    if find(&all).is_none()
+                        && d.cached_age().is_some_and(|a| a >= REFRESH_ON_MISS_AFTER)
+                    {
+                        d.invalidate();
+                        all = d.resources().await.map_err(|e| from_rest(&e))?;
                     }
-                    .into_js()),
-                }
-            })))
+                    match find(&all) {
+                        Some(r) => Ok(r),
+                        None => Err(KubeErrorInit {
+                            message: format!("the server doesn't have a resource type {name:?}"),
+                            code: 404,
+                            reason: "NotFound".into(),
+                            ..Default::default()
+                        }
+                        .into_js()),
+                    }
+                },
+            )))
         })())
     }
 
@@ -116,6 +126,20 @@ impl KubeClient {
     pub fn invalidate_discovery(&self) {
         self.discovery().invalidate();
     }
+}
+
+/// `work` unless `signal` aborts first; a refresh nobody else waits for
+/// then goes too (its request aborted, not left open).
+async fn unless_aborted_discovery(
+    signal: Option<Signal>,
+    d: crate::api::Discovery,
+    work: impl std::future::Future<Output = Result<JsValue, JsValue>>,
+) -> Result<JsValue, JsValue> {
+    let r = unless_aborted(signal, work).await;
+    if r.is_err() {
+        d.release_unwaited();
+    }
+    r
 }
 
 /// The `signal` of `discover` and `resourceFor` options (nothing else is taken).

@@ -371,3 +371,26 @@ test('signal: aborting a discovery call leaves the request it shares to the othe
     await srv.close();
   }
 });
+
+test('discovery: timeoutMs bounds the whole call, and an aborted call that nobody else waits on closes its request', async () => {
+  let closed = 0;
+  let opened = 0;
+  const srv = await local((req) => {
+    opened++;
+    req.on('close', () => void closed++);
+  });
+  try {
+    const began = Date.now();
+    const e = await within(rejection(new KubeClient({ server: srv.url, timeoutMs: 500 }).discover()), 3000, 'discover with a timeout');
+    assert.equal(e.reason, 'Timeout', e.message);
+    assert.ok(Date.now() - began < 900, `one timeout for the call, not one per document: ${Date.now() - began} ms`);
+    await until(() => closed === opened, 2000);
+    const client = new KubeClient({ server: srv.url, timeoutMs: 0 });
+    const before = opened;
+    const aborted = await within(rejection(client.resourceFor('pods', { signal: AbortSignal.timeout(100) })), 2000, 'the aborted call');
+    assert.equal(aborted.reason, 'Aborted', aborted.message);
+    await until(() => opened > before && closed === opened, 2000);
+  } finally {
+    await srv.close();
+  }
+});
