@@ -915,11 +915,21 @@ impl State {
 
     /// Send the changes recorded so far to every subscriber as one diff.
     fn deliver(self: &Rc<Self>) {
+        // Every key the flush covers, those that cancelled out too (a
+        // snapshot read meanwhile may hold one).
+        let touched: Option<Vec<String>> = self.diff_log.borrow().is_on().then(|| {
+            self.changes
+                .borrow()
+                .pending_keys()
+                .map(str::to_owned)
+                .collect()
+        });
         let diff = self.changes.borrow_mut().flush();
-        if !diff.is_empty() {
-            let keys = diff.added.iter().chain(&diff.updated).chain(&diff.removed);
+        if let Some(touched) = touched {
             let n = self.inf.indexer().len();
-            self.diff_log.borrow_mut().push(diff.version, keys, n);
+            self.diff_log
+                .borrow_mut()
+                .push(diff.version, !diff.is_empty(), touched, n);
         }
         let subs: Vec<Function> = self
             .subscribers

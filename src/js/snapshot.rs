@@ -39,6 +39,10 @@ pub struct DiffLog {
     floor: u64,
     /// Kept only once a snapshot was taken: handlers alone need none.
     on: bool,
+    /// Keys touched in frames whose changes cancelled out (added, then
+    /// deleted): no diff named them, but a snapshot read in between may hold
+    /// them; they go with the next diff.
+    carry: Vec<String>,
 }
 
 impl DiffLog {
@@ -56,17 +60,30 @@ impl DiffLog {
         }
     }
 
-    /// Note a delivered diff's keys.
-    pub fn push<'a>(
-        &mut self,
-        version: u64,
-        keys: impl Iterator<Item = &'a String>,
-        cache_len: usize,
-    ) {
+    /// Whether diffs are kept (a snapshot was taken).
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    /// Note the keys a flush touched: those of diff `version` when one was
+    /// delivered, else kept for the next.
+    pub fn push(&mut self, version: u64, delivered: bool, touched: Vec<String>, cache_len: usize) {
         if !self.on {
             return;
         }
-        let keys: Vec<String> = keys.cloned().collect();
+        if !delivered {
+            self.carry.extend(touched);
+            if self.carry.len() > Self::cap(cache_len) {
+                // Too many to patch: snapshots older than now are built anew.
+                self.carry = Vec::new();
+                self.diffs.clear();
+                self.keys = 0;
+                self.floor = version + 1;
+            }
+            return;
+        }
+        let mut keys = std::mem::take(&mut self.carry);
+        keys.extend(touched);
         self.keys += keys.len();
         self.diffs.push_back((version, keys));
         while self.keys > Self::cap(cache_len) {
