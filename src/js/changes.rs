@@ -107,8 +107,9 @@ impl ChangeSet {
     }
 
     /// Take the net diff of everything recorded since the last flush, in the
-    /// order keys were first touched.
-    pub fn flush(&mut self) -> Diff {
+    /// order keys were first touched; the keys whose changes cancelled out
+    /// (added, then deleted), which no diff names, go to `cancelled`.
+    pub fn flush(&mut self, cancelled: &mut Vec<String>) -> Diff {
         let mut diff = Diff::default();
         let mut touched: Vec<(String, NetChange)> = self.pending.drain().collect();
         crate::rt::sort::sort_by(&mut touched, |a, b| a.1.seq.cmp(&b.1.seq));
@@ -117,7 +118,7 @@ impl ChangeSet {
                 (false, true) => diff.added.push(key),
                 (true, true) => diff.updated.push(key),
                 (true, false) => diff.removed.push(key),
-                (false, false) => {}
+                (false, false) => cancelled.push(key),
             }
         }
         if !diff.is_empty() {

@@ -915,22 +915,8 @@ impl State {
 
     /// Send the changes recorded so far to every subscriber as one diff.
     fn deliver(self: &Rc<Self>) {
-        // Every key the flush covers, those that cancelled out too (a
-        // snapshot read meanwhile may hold one).
-        let touched: Option<Vec<String>> = self.diff_log.borrow().is_on().then(|| {
-            self.changes
-                .borrow()
-                .pending_keys()
-                .map(str::to_owned)
-                .collect()
-        });
-        let diff = self.changes.borrow_mut().flush();
-        if let Some(touched) = touched {
-            let n = self.inf.indexer().len();
-            self.diff_log
-                .borrow_mut()
-                .push(diff.version, !diff.is_empty(), touched, n);
-        }
+        let mut cancelled = Vec::new();
+        let diff = self.changes.borrow_mut().flush(&mut cancelled);
         let subs: Vec<Function> = self
             .subscribers
             .borrow()
@@ -939,10 +925,28 @@ impl State {
             .collect();
         // With no subscriber (handlers only) the flush still moved the
         // version on; nobody reads the diff.
-        if diff.is_empty() || subs.is_empty() {
-            return;
+        let js = (!diff.is_empty() && !subs.is_empty()).then(|| diff_to_js(&diff));
+        // Every key the flush covers goes to the snapshots' log (moved, not
+        // copied), those that cancelled out too (a snapshot read meanwhile
+        // may hold one); before subscribers read snapshots.
+        if self.diff_log.borrow().is_on() {
+            let delivered = !diff.is_empty();
+            let Diff {
+                added,
+                updated,
+                removed,
+                version,
+            } = diff;
+            let mut touched = cancelled;
+            touched.extend(added.into_iter().chain(updated).chain(removed));
+            let n = self.inf.indexer().len();
+            self.diff_log
+                .borrow_mut()
+                .push(version, delivered, touched, n);
         }
-        let js = diff_to_js(&diff);
+        let Some(js) = js else {
+            return;
+        };
         let me = Rc::downgrade(self);
         for f in subs {
             handled(&me, f.call1(&JsValue::NULL, &js));
